@@ -1,0 +1,35 @@
+"""splitkv: split-KV ("flash-decoding") paged attention for the decode step of LLM serving.
+
+    out, lse = splitkv.mla_decode(q, kv_cache, page_table, seq_lens)
+
+See README.md for the contracts, `splitkv.plan_decode` for CUDA graphs, `splitkv.reference` for
+the fp32 reference.
+"""
+
+import os
+
+import torch
+
+# Triton reads TRITON_INTERPRET when a kernel is decorated, i.e. when splitkv.kernels is
+# imported. Without a GPU the interpreter is the only backend, so turn it on before that.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from splitkv import reference  # noqa: E402
+from splitkv.device import DeviceSpec, PartitionTunables  # noqa: E402
+from splitkv.mla import mla_decode  # noqa: E402
+from splitkv.partition import num_partitions  # noqa: E402
+from splitkv.plan import DecodePlan, DecodeWorkspace, plan_decode  # noqa: E402
+
+__version__ = "0.1.0"
+__all__ = [
+    "DecodePlan",
+    "DecodeWorkspace",
+    "DeviceSpec",
+    "PartitionTunables",
+    "__version__",
+    "mla_decode",
+    "num_partitions",
+    "plan_decode",
+    "reference",
+]

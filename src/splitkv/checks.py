@@ -1,0 +1,200 @@
+"""Input checks: every bad argument raises before anything is launched.
+
+Shape, dtype and device checks read only tensor metadata (no device sync). The checks of device
+data (page ids, lengths) sync, so they run only when asked (`validate=True`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+import torch
+
+KV_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
+MAX_PAGE_SIZE = 256
+
+
+def check_int(name: str, value: object, low: int, high: int | None = None) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if value < low or (high is not None and value > high):
+        bounds = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name}: expected an int {bounds}, got {value}")
+
+
+def check_pow2(name: str, value: int) -> None:
+    if value < 1 or value & (value - 1):
+        raise ValueError(f"{name}: expected a power of two, got {value}")
+
+
+def check_tensor(
+    name: str,
+    value: object,
+    *,
+    ndim: int | tuple[int, ...],
+    dtypes: tuple[torch.dtype, ...],
+    device: torch.device | None = None,
+) -> torch.Tensor:
+    """A tensor of one of `ndim` ranks and `dtypes`, on `device`, with unit stride last."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    ranks = (ndim,) if isinstance(ndim, int) else ndim
+    if value.dim() not in ranks:
+        want = " or ".join(str(r) for r in ranks)
+        raise ValueError(f"{name}: expected {want} dimensions, got shape {tuple(value.shape)}")
+    if value.dtype not in dtypes:
+        want = ", ".join(str(d).removeprefix("torch.") for d in dtypes)
+        raise TypeError(f"{name}: expected dtype {want}, got {value.dtype}")
+    if device is not None and value.device != device:
+        raise ValueError(f"{name}: expected a tensor on {device} (where q is), got {value.device}")
+    if value.numel() and value.stride(-1) != 1:
+        raise ValueError(f"{name}: expected unit stride in the last dimension, got {value.stride()}")
+    return value
+
+
+def check_shape(name: str, value: torch.Tensor, expected: tuple[int, ...]) -> None:
+    if tuple(value.shape) != tuple(expected):
+        raise ValueError(f"{name}: expected shape {tuple(expected)}, got {tuple(value.shape)}")
+
+
+def check_scale(scale: object, head_dim_qk: int) -> float:
+    """The softmax scale: a positive finite number; None means head_dim_qk ** -0.5."""
+    if scale is None:
+        return head_dim_qk**-0.5
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise TypeError(f"scale: expected a float or None, got {type(scale).__name__}")
+    if not math.isfinite(scale) or scale <= 0:
+        raise ValueError(f"scale: expected a finite number > 0, got {scale}")
+    return float(scale)
+
+
+@dataclass(frozen=True)
+class MlaCall:
+    """The facts a launch needs, read off checked arguments."""
+
+    kv_cache: torch.Tensor  # [num_pages, page_size, d_qk], a view of the caller's cache
+    batch: int
+    qlen: int
+    num_heads: int
+    page_size: int
+    scale: float
+
+
+def check_mla_call(
+    q: object,
+    kv_cache: object,
+    page_table: object,
+    seq_lens: object,
+    *,
+    scale: object,
+    out: object,
+    lse: object,
+    head_dim_qk: int,
+    head_dim_v: int,
+    max_heads: int,
+    max_qlen: int,
+    allow_cpu: bool = False,
+) -> MlaCall:
+    """Check every argument of an MLA decode call; raise on the first bad one.
+
+    allow_cpu: CPU tensors are fine without Triton's interpreter (the torch reference).
+    """
+    q = check_tensor("q", q, ndim=4, dtypes=KV_DTYPES)
+    _check_backend(q.device, allow_cpu)
+    batch, qlen, num_heads, d_qk = q.shape
+    if d_qk != head_dim_qk:
+        raise ValueError(f"q: expected head dim {head_dim_qk} (last dimension), got {d_qk}")
+    if not 1 <= qlen <= max_qlen:
+        raise ValueError(f"q: expected qlen (dimension 1) in [1, {max_qlen}], got {qlen}")
+    if not 1 <= num_heads <= max_heads:
+        raise ValueError(f"q: expected num_heads (dimension 2) in [1, {max_heads}], got {num_heads}")
+
+    kv_cache = check_tensor("kv_cache", kv_cache, ndim=(3, 4), dtypes=KV_DTYPES, device=q.device)
+    if kv_cache.dtype != q.dtype:
+        raise TypeError(f"kv_cache: expected q's dtype {q.dtype}, got {kv_cache.dtype}")
+    if kv_cache.dim() == 4:
+        if kv_cache.shape[2] != 1:
+            raise ValueError(
+                "kv_cache: expected [num_pages, page_size, 1, d_qk] (one latent head), "
+                f"got shape {tuple(kv_cache.shape)}"
+            )
+        kv_cache = kv_cache.squeeze(2)
+    num_pages, page_size, kv_dim = kv_cache.shape
+    if kv_dim != head_dim_qk:
+        raise ValueError(f"kv_cache: expected head dim {head_dim_qk}, got {kv_dim}")
+    if num_pages < 1:
+        raise ValueError("kv_cache: expected at least one page, got 0")
+    if not (1 <= page_size <= MAX_PAGE_SIZE and page_size & (page_size - 1) == 0):
+        raise ValueError(
+            f"kv_cache: expected a page size (dimension 1) that is a power of two in "
+            f"[1, {MAX_PAGE_SIZE}], got {page_size}"
+        )
+
+    page_table = check_tensor("page_table", page_table, ndim=2, dtypes=(torch.int32,), device=q.device)
+    if page_table.shape[0] != batch:
+        raise ValueError(
+            f"page_table: expected {batch} rows (q's batch), got shape {tuple(page_table.shape)}"
+        )
+    if page_table.shape[1] < 1:
+        raise ValueError("page_table: expected at least one page per request, got 0 columns")
+    seq_lens = check_tensor("seq_lens", seq_lens, ndim=1, dtypes=(torch.int32,), device=q.device)
+    check_shape("seq_lens", seq_lens, (batch,))
+
+    checked_scale = check_scale(scale, head_dim_qk)
+    if out is not None:
+        out = check_tensor("out", out, ndim=4, dtypes=(q.dtype,), device=q.device)
+        check_shape("out", out, (batch, qlen, num_heads, head_dim_v))
+    if lse is not None:
+        lse = check_tensor("lse", lse, ndim=3, dtypes=(torch.float32,), device=q.device)
+        check_shape("lse", lse, (batch, qlen, num_heads))
+    return MlaCall(kv_cache, batch, qlen, num_heads, page_size, checked_scale)
+
+
+def validate_decode_data(
+    page_table: torch.Tensor, seq_lens: torch.Tensor, *, num_pages: int, page_size: int, qlen: int
+) -> None:
+    """Check the device data of a call (syncs with the device): lengths within the page table,
+    every non-zero length at least qlen, and every page id a request uses inside the pool."""
+    capacity = page_table.shape[1] * page_size
+    lens = seq_lens.to(torch.int64)
+    bad = (lens < 0) | (lens > capacity)
+    if bool(bad.any()):
+        i = int(bad.nonzero()[0, 0])
+        raise ValueError(
+            f"seq_lens: expected values in [0, {capacity}] (page_table columns x page size), "
+            f"got seq_lens[{i}] = {int(lens[i])}"
+        )
+    short = (lens > 0) & (lens < qlen)
+    if bool(short.any()):
+        i = int(short.nonzero()[0, 0])
+        raise ValueError(
+            f"seq_lens: expected 0 or at least qlen={qlen} (the query tokens are in the cache), "
+            f"got seq_lens[{i}] = {int(lens[i])}"
+        )
+    pages_used = (lens + page_size - 1) // page_size
+    columns = torch.arange(page_table.shape[1], device=page_table.device)
+    used = columns[None, :] < pages_used[:, None]
+    out_of_pool = used & ((page_table < 0) | (page_table >= num_pages))
+    if bool(out_of_pool.any()):
+        b, col = (int(x) for x in out_of_pool.nonzero()[0])
+        raise ValueError(
+            f"page_table: expected page ids in [0, {num_pages}) for the pages a request uses, "
+            f"got page_table[{b}, {col}] = {int(page_table[b, col])}"
+        )
+
+
+def interpreter_active() -> bool:
+    """Triton's interpreter runs the kernels on the CPU (TRITON_INTERPRET=1)."""
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def _check_backend(device: torch.device, allow_cpu: bool) -> None:
+    if device.type == "cpu" and not (allow_cpu or interpreter_active()):
+        raise ValueError(
+            "q: expected a CUDA or ROCm tensor; CPU tensors run only under Triton's "
+            "interpreter (TRITON_INTERPRET=1 before splitkv is imported)"
+        )
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"q: expected a CUDA or ROCm tensor, got device {device}")

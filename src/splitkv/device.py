@@ -1,0 +1,127 @@
+"""What the planner needs to know about a device, read off it or taken from a preset.
+
+The planner is plain Python over a `DeviceSpec`, so it can be tested on a machine without the
+device it plans for: `DeviceSpec.preset("mi355x")` reproduces seed 001's sweep table anywhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+
+import torch
+
+MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class PartitionTunables:
+    """Constants of the wave-aligned split rule (seed 001), one set per device.
+
+    block_m: query rows (heads x qlen) one MLA program packs; also the kernel's largest BLOCK_H.
+    split_page_size: keys per planner "page", the unit of the work floor (not the KV page size).
+    max_pages_per_split: a split holds at most this many planner pages before more splits pay.
+    max_splits: the merge's limit for the MLA-style branch.
+    mha_max_splits: the MHA-style branch's cap.
+    single_kv_split_page_size: the finer work floor for single-kv-head MHA.
+    fitted: False while the values are seed 001's MI355X constants carried over unmeasured.
+    """
+
+    block_m: int = 32
+    split_page_size: int = 256
+    max_pages_per_split: int = 5
+    max_splits: int = 256
+    mha_max_splits: int = 64
+    single_kv_split_page_size: int = 128
+    fitted: bool = False
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """A device as the planner sees it.
+
+    name: preset or device name. compute_units: SMs (NVIDIA) or CUs (AMD).
+    l2_domains: separately cached L2 slices that programs are spread over round-robin
+    (XCDs on MI300X/MI355X: 8; one on NVIDIA Hopper). l2_bytes: total L2 over all domains.
+    hbm_bytes_per_s: datasheet bandwidth (a lead; benchmarks measure the real ceiling).
+
+    >>> DeviceSpec.preset("h200").compute_units
+    132
+    """
+
+    name: str
+    compute_units: int
+    l2_domains: int
+    l2_bytes: int
+    hbm_bytes_per_s: float
+    tunables: PartitionTunables = field(default_factory=PartitionTunables)
+
+    @classmethod
+    def preset(cls, name: str) -> DeviceSpec:
+        """A known device by name: "h100", "h200", "b200", "mi300x", "mi355x"."""
+        if not isinstance(name, str):
+            raise TypeError(f"name: expected a preset name (str), got {type(name).__name__}")
+        key = name.lower()
+        if key not in _PRESETS:
+            raise ValueError(f"name: expected one of {sorted(_PRESETS)}, got {name!r}")
+        return _PRESETS[key]
+
+    @classmethod
+    def from_torch(cls, device: torch.device | str | int | None = None) -> DeviceSpec:
+        """Read the spec off a torch device; datasheet figures come from the matching preset.
+
+        A CPU device (Triton's interpreter) gets a small spec with the host's core count, so
+        plans made there stay small enough for the interpreter.
+        """
+        device = torch.device("cuda" if device is None else device)
+        if device.type == "cpu":
+            return _cpu_spec()
+        if device.type != "cuda":
+            raise ValueError(f"device: expected a cuda (or ROCm) or cpu device, got {device}")
+        props = torch.cuda.get_device_properties(device)
+        preset = _match_preset(props.name, getattr(props, "gcnArchName", ""))
+        measured = {
+            "name": props.name,
+            "compute_units": props.multi_processor_count,
+            "l2_bytes": getattr(props, "L2_cache_size", 0) or (preset.l2_bytes if preset else 0),
+        }
+        if preset is not None:
+            return dataclasses.replace(preset, **measured)
+        return cls(l2_domains=1, hbm_bytes_per_s=0.0, **measured)
+
+
+def _cpu_spec() -> DeviceSpec:
+    return DeviceSpec(
+        name="cpu (Triton interpreter)",
+        compute_units=os.cpu_count() or 1,
+        l2_domains=1,
+        l2_bytes=0,
+        hbm_bytes_per_s=0.0,
+    )
+
+
+# NVIDIA tunables are seed 001's until `splitkv tune` fits them on the device; block_m is the
+# widest head block splitkv's MLA kernel packs (64 rows: the wgmma tile height).
+_NVIDIA_TUNABLES = PartitionTunables(block_m=64)
+_PRESETS = {
+    "h100": DeviceSpec("h100", 132, 1, 50 * MiB, 3.35e12, _NVIDIA_TUNABLES),
+    "h200": DeviceSpec("h200", 132, 1, 60 * MiB, 4.8e12, _NVIDIA_TUNABLES),
+    "b200": DeviceSpec("b200", 148, 2, 126 * MiB, 8.0e12, _NVIDIA_TUNABLES),
+    "mi300x": DeviceSpec("mi300x", 304, 8, 32 * MiB, 5.3e12, PartitionTunables()),
+    "mi355x": DeviceSpec("mi355x", 256, 8, 32 * MiB, 8.0e12, PartitionTunables(fitted=True)),
+}
+
+
+def _match_preset(name: str, arch: str) -> DeviceSpec | None:
+    text = f"{name} {arch}".lower()
+    for key, marker in (
+        ("h200", "h200"),
+        ("h100", "h100"),
+        ("b200", "b200"),
+        ("mi355x", "gfx950"),
+        ("mi300x", "gfx942"),
+    ):
+        if marker in text:
+            return _PRESETS[key]
+    return None

@@ -1,0 +1,1 @@
+"""Triton kernels only: `@triton.jit` code, one file per stage. Launchers live in `splitkv.mla`."""

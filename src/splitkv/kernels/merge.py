@@ -1,0 +1,94 @@
+"""Stage 2: merge the split partials of each (request, query row) into the output.
+
+Blocked and head-dim-tiled (seed 000): each iteration merges BLOCK_S partials as one
+[BLOCK_S, BLOCK_D] tile, which shortens the serial rescale chain by BLOCK_S and puts BLOCK_S
+independent loads in flight; D_SPLIT programs per row each own BLOCK_D columns of the output and
+re-derive the same statistics from the same partial-lse vector, so they never communicate.
+BLOCK_S = D_SPLIT = 1 is the plain serial merge.
+"""
+
+import triton
+import triton.language as tl
+
+from splitkv.kernels.split_range import clamped_seq_len, keys_per_split
+
+LN2 = tl.constexpr(0.6931471805599453)  # lse leaves the kernel in natural log; partials are base 2
+
+
+@triton.jit
+def merge_splits_kernel(
+    partial_o_ptr,
+    partial_lse_ptr,
+    seq_lens_ptr,
+    out_ptr,
+    lse_ptr,
+    max_seq_len,
+    num_splits,
+    stride_out_batch,
+    stride_out_pos,
+    stride_out_head,
+    stride_lse_batch,
+    stride_lse_pos,
+    stride_lse_head,
+    NUM_HEADS: tl.constexpr,
+    QLEN: tl.constexpr,
+    HEAD_DIM_V: tl.constexpr,
+    SPLIT_BLOCK_N: tl.constexpr,
+    BLOCK_S: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    WRITE_LSE: tl.constexpr,
+):
+    ROWS: tl.constexpr = QLEN * NUM_HEADS
+    row_id = tl.program_id(0)  # request * ROWS + row
+    d_start = tl.program_id(1) * BLOCK_D
+    request = row_id // ROWS
+    row = row_id % ROWS
+
+    # The same bounds as stage 1: only splits that had keys were written.
+    seq_len = clamped_seq_len(seq_lens_ptr, request, max_seq_len)
+    num_written = tl.cdiv(seq_len, keys_per_split(seq_len, num_splits, SPLIT_BLOCK_N))
+
+    offs_s = tl.arange(0, BLOCK_S)
+    offs_d = d_start + tl.arange(0, BLOCK_D)
+    d_ok = offs_d < HEAD_DIM_V
+    first_slot = row_id.to(tl.int64) * num_splits
+    m_i = tl.full([1], float("-inf"), tl.float32)
+    l_i = tl.zeros([1], tl.float32)
+    acc = tl.zeros([BLOCK_D], tl.float32)
+    for s0 in range(0, num_written, BLOCK_S):
+        splits = s0 + offs_s
+        s_ok = splits < num_written
+        lse_s = tl.load(partial_lse_ptr + first_slot + splits, mask=s_ok, other=float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(lse_s, 0))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = tl.exp2(m_i - m_safe)
+        weight = tl.exp2(lse_s - m_safe)  # a split with lse = -inf weighs exactly 0
+        o_s = tl.load(
+            partial_o_ptr + (first_slot + splits)[:, None] * HEAD_DIM_V + offs_d[None, :],
+            mask=s_ok[:, None] & d_ok[None, :],
+            other=0.0,
+        )
+        contribution = tl.where(weight[:, None] > 0.0, weight[:, None] * o_s, 0.0)
+        acc = acc * alpha + tl.sum(contribution, 0)
+        l_i = l_i * alpha + tl.sum(weight, 0)
+        m_i = m_new
+
+    has_keys = l_i > 0.0
+    result = tl.where(has_keys, acc / tl.where(has_keys, l_i, 1.0), 0.0)
+    q_pos = row // NUM_HEADS
+    head = row % NUM_HEADS
+    out_row = (
+        request.to(tl.int64) * stride_out_batch
+        + q_pos.to(tl.int64) * stride_out_pos
+        + head.to(tl.int64) * stride_out_head
+    )
+    tl.store(out_ptr + out_row + offs_d, result.to(out_ptr.dtype.element_ty), mask=d_ok)
+    if WRITE_LSE:
+        if tl.program_id(1) == 0:
+            lse = tl.where(has_keys, (m_i + tl.log2(tl.where(has_keys, l_i, 1.0))) * LN2, float("-inf"))
+            lse_row = (
+                request.to(tl.int64) * stride_lse_batch
+                + q_pos.to(tl.int64) * stride_lse_pos
+                + head.to(tl.int64) * stride_lse_head
+            )
+            tl.store(lse_ptr + lse_row + tl.arange(0, 1), lse)

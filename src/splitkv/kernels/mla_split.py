@@ -1,0 +1,145 @@
+"""Stage 1 of MLA decode: each program attends one head block of one request to one key split.
+
+Absorbed MLA: a key row is `[latent (d_v) | rope (d_qk - d_v)]` and the value is the latent part
+of the same row, so each key block is loaded once and used twice (scores, then values).
+
+Partials go to a workspace the merge reads:
+    partial_o   [batch, qlen * heads, num_splits, d_v] float32, normalised (acc / l)
+    partial_lse [batch, qlen * heads, num_splits]      float32, base 2
+Row r of a request is query position r // heads, head r % heads (q's own memory order).
+"""
+
+import triton
+import triton.language as tl
+
+from splitkv.kernels.split_range import clamped_seq_len, keys_per_split
+
+
+@triton.jit
+def mla_split_kernel(
+    q_ptr,
+    kv_ptr,
+    page_table_ptr,
+    seq_lens_ptr,
+    partial_o_ptr,
+    partial_lse_ptr,
+    scale_log2,  # softmax scale * log2(e): scores live in base 2 inside the kernel
+    batch,
+    num_pages,
+    max_pages,
+    num_splits,
+    stride_q_batch,
+    stride_q_pos,
+    stride_q_head,
+    stride_kv_page,
+    stride_kv_slot,
+    stride_table_batch,
+    NUM_HEADS: tl.constexpr,
+    QLEN: tl.constexpr,
+    HEAD_DIM_V: tl.constexpr,
+    HEAD_DIM_PE: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    BLOCK_DPE: tl.constexpr,
+    PAGE_SIZE: tl.constexpr,
+    BLOCK_H: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    SPLIT_MAJOR: tl.constexpr,
+):
+    ROWS: tl.constexpr = QLEN * NUM_HEADS
+    pid = tl.program_id(0)
+    # Split-major: consecutive program ids are the splits of one request (DESIGN.md). Either
+    # order only relabels which program computes which (request, split, head block).
+    if SPLIT_MAJOR:
+        split = pid % num_splits
+        request = (pid // num_splits) % batch
+        head_block = pid // (num_splits * batch)
+    else:
+        request = pid % batch
+        split = (pid // batch) % num_splits
+        head_block = pid // (num_splits * batch)
+
+    seq_len = clamped_seq_len(seq_lens_ptr, request, max_pages * PAGE_SIZE)
+    per_split = keys_per_split(seq_len, num_splits, BLOCK_N)
+    split_start = split * per_split
+    split_end = tl.minimum(split_start + per_split, seq_len)
+    if split_start >= split_end:
+        return  # empty split: writes nothing, and the merge never reads it
+
+    rows = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
+    row_ok = rows < ROWS
+    q_pos = rows // NUM_HEADS
+    q_row = (
+        request.to(tl.int64) * stride_q_batch
+        + q_pos.to(tl.int64) * stride_q_pos
+        + (rows % NUM_HEADS).to(tl.int64) * stride_q_head
+    )
+    dv = tl.arange(0, BLOCK_DV)
+    dv_ok = dv < HEAD_DIM_V
+    q_nope = tl.load(
+        q_ptr + q_row[:, None] + dv[None, :], mask=row_ok[:, None] & dv_ok[None, :], other=0.0
+    )
+    if HEAD_DIM_PE > 0:
+        dpe = tl.arange(0, BLOCK_DPE)
+        dpe_ok = dpe < HEAD_DIM_PE
+        q_pe = tl.load(
+            q_ptr + q_row[:, None] + HEAD_DIM_V + dpe[None, :],
+            mask=row_ok[:, None] & dpe_ok[None, :],
+            other=0.0,
+        )
+    # Causal MTP rule: query position i sees keys [0, seq_len - qlen + i].
+    last_key = seq_len - QLEN + q_pos
+
+    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, BLOCK_DV], tl.float32)
+    table_row = page_table_ptr + request.to(tl.int64) * stride_table_batch
+    offs_n = tl.arange(0, BLOCK_N)
+    for block_start in range(split_start, split_end, BLOCK_N):
+        keys = block_start + offs_n
+        key_ok = keys < split_end
+        # Page ids are clamped into the pool: a corrupt table gives a wrong row, never a fault.
+        if PAGE_SIZE >= BLOCK_N:
+            page = tl.load(table_row + block_start // PAGE_SIZE)  # one page id per key block
+            page = tl.minimum(tl.maximum(page, 0), num_pages - 1).to(tl.int64)
+            kv_rows = page * stride_kv_page + (keys % PAGE_SIZE).to(tl.int64) * stride_kv_slot
+        else:
+            pages = tl.load(table_row + keys // PAGE_SIZE, mask=key_ok, other=0)
+            pages = tl.minimum(tl.maximum(pages, 0), num_pages - 1).to(tl.int64)
+            kv_rows = pages * stride_kv_page + (keys % PAGE_SIZE).to(tl.int64) * stride_kv_slot
+        # Slots past seq_len are masked at the load, so whatever they hold (NaN) never enters.
+        k_nope = tl.load(
+            kv_ptr + kv_rows[:, None] + dv[None, :],
+            mask=key_ok[:, None] & dv_ok[None, :],
+            other=0.0,
+        )
+        scores = tl.dot(q_nope, tl.trans(k_nope))
+        if HEAD_DIM_PE > 0:
+            k_pe = tl.load(
+                kv_ptr + kv_rows[:, None] + HEAD_DIM_V + dpe[None, :],
+                mask=key_ok[:, None] & dpe_ok[None, :],
+                other=0.0,
+            )
+            scores += tl.dot(q_pe, tl.trans(k_pe))
+        visible = key_ok[None, :] & (keys[None, :] <= last_key[:, None])
+        scores = tl.where(visible, scores * scale_log2, float("-inf"))
+
+        m_new = tl.maximum(m_i, tl.max(scores, 1))
+        # A row with nothing visible yet keeps m = -inf; subtract 0 there instead of -inf so
+        # exp2 gives 0, not NaN.
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = tl.exp2(m_i - m_safe)
+        p = tl.exp2(scores - m_safe[:, None])
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(k_nope.dtype), k_nope)
+        m_i = m_new
+
+    has_keys = l_i > 0.0
+    out = tl.where(has_keys[:, None], acc / tl.where(has_keys, l_i, 1.0)[:, None], 0.0)
+    lse = tl.where(has_keys, m_i + tl.log2(tl.where(has_keys, l_i, 1.0)), float("-inf"))
+    slot = (request.to(tl.int64) * ROWS + rows) * num_splits + split
+    tl.store(partial_lse_ptr + slot, lse, mask=row_ok)
+    tl.store(
+        partial_o_ptr + slot[:, None] * HEAD_DIM_V + dv[None, :],
+        out,
+        mask=row_ok[:, None] & dv_ok[None, :],
+    )

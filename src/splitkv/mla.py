@@ -1,0 +1,207 @@
+"""MLA decode, the public entry point: check, plan (unless given a plan), launch both stages."""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+import triton
+
+from splitkv.checks import MlaCall, check_mla_call, validate_decode_data
+from splitkv.kernels.merge import merge_splits_kernel
+from splitkv.kernels.mla_split import mla_split_kernel
+from splitkv.plan import (
+    MAX_HEADS,
+    MAX_QLEN,
+    MLA_HEAD_DIM_QK,
+    MLA_HEAD_DIM_V,
+    DecodePlan,
+    plan_decode,
+)
+
+LOG2_E = 1.4426950408889634
+
+
+def mla_decode(
+    q: torch.Tensor,
+    kv_cache: torch.Tensor,
+    page_table: torch.Tensor,
+    seq_lens: torch.Tensor,
+    *,
+    scale: float | None = None,
+    plan: DecodePlan | None = None,
+    out: torch.Tensor | None = None,
+    lse: torch.Tensor | None = None,
+    return_lse: bool = True,
+    validate: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Split-KV paged decode attention for absorbed MLA (DeepSeek-V3, Kimi-K2/K3).
+
+    Query position i of request b attends causally to keys [0, seq_lens[b] - qlen + i] of its
+    paged cache; values are the first d_v columns of the same rows.
+
+    Args:
+        q: [batch, qlen, heads, d_qk] bfloat16 or float16 (float32 for testing); qlen 1 to 8,
+            heads 1 to 128, d_qk 576 (or the plan's head_dim_qk).
+        kv_cache: [num_pages, page_size, d_qk] or [num_pages, page_size, 1, d_qk], q's dtype;
+            page_size a power of two from 1 to 256.
+        page_table: [batch, max_pages] int32 page ids into kv_cache.
+        seq_lens: [batch] int32 keys per request, including the qlen new tokens; 0 gives
+            out = 0 and lse = -inf for that request.
+        scale: softmax scale, default d_qk ** -0.5.
+        plan: from `plan_decode`; with a plan the call allocates nothing but `out`/`lse` when
+            they are not given, and never syncs, so it can be captured in a CUDA graph.
+        out: [batch, qlen, heads, d_v] in q's dtype, written in place when given.
+        lse: [batch, qlen, heads] float32, written in place when given.
+        return_lse: when False, the log-sum-exp is not computed and None is returned for it.
+        validate: also check page ids and lengths on the device (syncs; for tests and debugging).
+
+    Returns:
+        (out, lse): out [batch, qlen, heads, d_v] in q's dtype; lse [batch, qlen, heads]
+        float32, the natural-log log-sum-exp of the scaled logits (or None).
+
+    >>> import torch, splitkv
+    >>> dev = "cuda" if torch.cuda.is_available() else "cpu"
+    >>> dt = torch.bfloat16 if dev == "cuda" else torch.float16
+    >>> q = torch.randn(2, 1, 16, 576, dtype=dt, device=dev)
+    >>> kv = torch.randn(8, 64, 576, dtype=dt, device=dev)
+    >>> table = torch.arange(8, dtype=torch.int32, device=dev).view(2, 4)
+    >>> lens = torch.tensor([200, 17], dtype=torch.int32, device=dev)
+    >>> out, lse = splitkv.mla_decode(q, kv, table, lens)
+    >>> out.shape, lse.shape
+    (torch.Size([2, 1, 16, 512]), torch.Size([2, 1, 16]))
+    """
+    if plan is not None and not isinstance(plan, DecodePlan):
+        raise TypeError(f"plan: expected a DecodePlan from plan_decode, got {type(plan).__name__}")
+    call = check_mla_call(
+        q,
+        kv_cache,
+        page_table,
+        seq_lens,
+        scale=scale,
+        out=out,
+        lse=lse,
+        head_dim_qk=plan.head_dim_qk if plan is not None else MLA_HEAD_DIM_QK,
+        head_dim_v=plan.head_dim_v if plan is not None else MLA_HEAD_DIM_V,
+        max_heads=MAX_HEADS,
+        max_qlen=MAX_QLEN,
+    )
+    if plan is None:
+        plan = plan_decode(
+            max(call.batch, 1),
+            page_table.shape[1] * call.page_size,
+            call.num_heads,
+            qlen=call.qlen,
+            page_size=call.page_size,
+            dtype=q.dtype,
+            device=q.device,
+        )
+    else:
+        _check_plan_fits(plan, q, call)
+    if validate:
+        validate_decode_data(
+            page_table,
+            seq_lens,
+            num_pages=call.kv_cache.shape[0],
+            page_size=call.page_size,
+            qlen=call.qlen,
+        )
+
+    if out is None:
+        out = q.new_empty((call.batch, call.qlen, call.num_heads, plan.head_dim_v))
+    if return_lse and lse is None:
+        lse = torch.empty(
+            (call.batch, call.qlen, call.num_heads), dtype=torch.float32, device=q.device
+        )
+    if call.batch == 0:
+        return out, lse if return_lse else None
+    _launch(plan, q, call, page_table, seq_lens, out, lse if return_lse else None)
+    return out, lse if return_lse else None
+
+
+def _check_plan_fits(plan: DecodePlan, q: torch.Tensor, call: MlaCall) -> None:
+    """The call must match the plan it runs under: same per-request shape, no more requests."""
+    for name, got, planned in (
+        ("dtype", q.dtype, plan.dtype),
+        ("num_heads", call.num_heads, plan.num_heads),
+        ("qlen", call.qlen, plan.qlen),
+        ("page_size", call.page_size, plan.page_size),
+        ("device", q.device, plan.device),
+    ):
+        if got != planned:
+            raise ValueError(f"plan: planned for {name}={planned}, but the call has {name}={got}")
+    if call.batch > plan.batch_size:
+        raise ValueError(
+            f"plan: planned for at most {plan.batch_size} requests, but q has {call.batch}"
+        )
+
+
+def _launch(
+    plan: DecodePlan,
+    q: torch.Tensor,
+    call: MlaCall,
+    page_table: torch.Tensor,
+    seq_lens: torch.Tensor,
+    out: torch.Tensor,
+    lse: torch.Tensor | None,
+) -> None:
+    kv = call.kv_cache
+    ws = plan.workspace
+    head_dim_pe = plan.head_dim_qk - plan.head_dim_v
+    max_seq_len = page_table.shape[1] * call.page_size
+    with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
+        mla_split_kernel[(plan.num_splits * call.batch * plan.num_head_blocks,)](
+            q,
+            kv,
+            page_table,
+            seq_lens,
+            ws.partial_o,
+            ws.partial_lse,
+            call.scale * LOG2_E,
+            call.batch,
+            kv.shape[0],
+            page_table.shape[1],
+            plan.num_splits,
+            q.stride(0),
+            q.stride(1),
+            q.stride(2),
+            kv.stride(0),
+            kv.stride(1),
+            page_table.stride(0),
+            NUM_HEADS=call.num_heads,
+            QLEN=call.qlen,
+            HEAD_DIM_V=plan.head_dim_v,
+            HEAD_DIM_PE=head_dim_pe,
+            BLOCK_DV=triton.next_power_of_2(plan.head_dim_v),
+            BLOCK_DPE=max(16, triton.next_power_of_2(max(head_dim_pe, 1))),
+            PAGE_SIZE=call.page_size,
+            BLOCK_H=plan.block_h,
+            BLOCK_N=plan.block_n,
+            SPLIT_MAJOR=plan.grid_order == "split_major",
+            num_warps=plan.split_num_warps,
+            num_stages=plan.split_num_stages,
+        )
+        lse_arg = lse if lse is not None else out
+        lse_strides = lse.stride() if lse is not None else (0, 0, 0)
+        merge_splits_kernel[(call.batch * call.qlen * call.num_heads, plan.merge_d_split)](
+            ws.partial_o,
+            ws.partial_lse,
+            seq_lens,
+            out,
+            lse_arg,
+            max_seq_len,
+            plan.num_splits,
+            out.stride(0),
+            out.stride(1),
+            out.stride(2),
+            *lse_strides,
+            NUM_HEADS=call.num_heads,
+            QLEN=call.qlen,
+            HEAD_DIM_V=plan.head_dim_v,
+            SPLIT_BLOCK_N=plan.block_n,
+            BLOCK_S=plan.merge_block_s,
+            BLOCK_D=plan.merge_block_d,
+            WRITE_LSE=lse is not None,
+            num_warps=plan.merge_num_warps,
+        )
+

@@ -1,0 +1,227 @@
+"""The decode plan: every launch knob, chosen on the host from host integers, plus the workspace.
+
+`plan_decode` runs once per batch shape (no device data, no sync); `mla_decode(..., plan=plan)`
+then does no allocation and no host sync, so one CUDA-graph capture replays for any `seq_lens`
+and `page_table` contents within the plan's bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import torch
+
+from splitkv.checks import check_int, check_pow2
+from splitkv.device import DeviceSpec
+from splitkv.partition import num_partitions
+
+MAX_SPLITS = 256  # the merge is tuned for at most 256 partials per row (one BLOCK_S tile)
+MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks than tested
+MAX_QLEN = 8  # multi-token prediction depth the causal rule is tested for
+MLA_HEAD_DIM_QK = 576  # 512 latent + 64 rope (DeepSeek-V3, Kimi-K2/K3)
+MLA_HEAD_DIM_V = 512
+MIN_DOT = 16  # tl.dot needs every dimension >= 16
+DEFAULT_D_SPLIT = 8  # merge programs per row (seed 000)
+MIN_MERGE_COLUMNS = 16  # a merge slice narrower than this wastes its loads
+GridOrder = Literal["split_major", "batch_major"]
+GRID_ORDERS = ("split_major", "batch_major")
+
+
+@dataclass(frozen=True)
+class DecodeWorkspace:
+    """Stage-1 partials: `partial_o [batch, qlen*heads, num_splits, d_v]` and
+    `partial_lse [batch, qlen*heads, num_splits]`, both float32 (lse in base 2)."""
+
+    partial_o: torch.Tensor
+    partial_lse: torch.Tensor
+
+    def __repr__(self) -> str:
+        mib = (self.partial_o.numel() + self.partial_lse.numel()) * 4 / (1 << 20)
+        return f"DecodeWorkspace(partial_o={list(self.partial_o.shape)}, {mib:.1f} MiB)"
+
+
+@dataclass(frozen=True)
+class DecodePlan:
+    """Launch knobs for one decode shape; print it to see them all.
+
+    Shape bounds: `batch_size` (a call may use fewer requests), `num_heads`, `qlen`,
+    `page_size`, `dtype`, head dims. `max_seq_len` is the context the split count was chosen
+    for; longer contexts still compute correctly, with fewer splits than ideal.
+    Stage 1: `num_splits` key splits x `num_head_blocks` blocks of `block_h` query rows per
+    request, `block_n` keys per iteration, program order `grid_order`.
+    Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row.
+    """
+
+    kind: str
+    batch_size: int
+    max_seq_len: int
+    num_heads: int
+    qlen: int
+    page_size: int
+    dtype: torch.dtype
+    head_dim_qk: int
+    head_dim_v: int
+    device: torch.device
+    device_name: str
+    num_splits: int
+    block_h: int
+    num_head_blocks: int
+    block_n: int
+    grid_order: GridOrder
+    split_num_warps: int
+    split_num_stages: int
+    merge_block_s: int
+    merge_d_split: int
+    merge_num_warps: int
+    workspace: DecodeWorkspace = field(compare=False)
+
+    @property
+    def split_grid(self) -> int:
+        """Stage-1 programs for a full batch."""
+        return self.num_splits * self.batch_size * self.num_head_blocks
+
+    @property
+    def merge_block_d(self) -> int:
+        return _next_pow2(self.head_dim_v // self.merge_d_split)
+
+
+def plan_decode(
+    batch_size: int,
+    max_seq_len: int,
+    num_heads: int,
+    *,
+    qlen: int = 1,
+    page_size: int = 64,
+    dtype: torch.dtype = torch.bfloat16,
+    device: torch.device | str | None = None,
+    kind: str = "mla",
+    num_splits: int | None = None,
+    grid_order: GridOrder | None = None,
+    merge_block_s: int | None = None,
+    merge_d_split: int | None = None,
+    block_n: int | None = None,
+    num_warps: int | None = None,
+    num_stages: int | None = None,
+    head_dim_qk: int = MLA_HEAD_DIM_QK,
+    head_dim_v: int = MLA_HEAD_DIM_V,
+    device_spec: DeviceSpec | None = None,
+) -> DecodePlan:
+    """Plan a decode step from host integers; allocates the plan's workspace on `device`.
+
+    Args:
+        batch_size: the most requests one call will hold.
+        max_seq_len: the longest context (keys, including the qlen new tokens) to plan for.
+        num_heads: query heads (MLA: all share the one latent KV head).
+        qlen: query positions per request, 1 to 8 (MTP).
+        page_size: KV page size, a power of two from 1 to 256.
+        dtype: q and kv_cache dtype (bfloat16, float16; float32 for testing).
+        device: where the workspace lives; default: the current CUDA device, else the CPU.
+        kind: "mla".
+        num_splits, grid_order, merge_block_s, merge_d_split, block_n, num_warps, num_stages:
+            override the heuristic's choice (ablations, tuning).
+        head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).
+        device_spec: the spec the split heuristic plans for; default: read off `device`.
+
+    >>> plan = plan_decode(2, 4096, 16, device="cpu")
+    >>> plan.num_splits, plan.grid_order
+    (2, 'split_major')
+    """
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    for name, value, low, high in (
+        ("batch_size", batch_size, 1, None),
+        ("max_seq_len", max_seq_len, 1, None),
+        ("num_heads", num_heads, 1, MAX_HEADS),
+        ("qlen", qlen, 1, MAX_QLEN),
+        ("page_size", page_size, 1, 256),
+    ):
+        check_int(name, value, low, high)
+    check_pow2("page_size", page_size)
+    if kind != "mla":
+        raise ValueError(f"kind: expected 'mla', got {kind!r} (GQA/MHA is not implemented yet)")
+    if dtype not in (torch.bfloat16, torch.float16, torch.float32):
+        raise TypeError(f"dtype: expected torch.bfloat16, float16 or float32, got {dtype}")
+    check_int("head_dim_v", head_dim_v, MIN_DOT, None)
+    check_int("head_dim_qk", head_dim_qk, head_dim_v, None)
+    spec = device_spec if device_spec is not None else DeviceSpec.from_torch(device)
+    interpreted = device.type == "cpu"
+
+    rows = num_heads * qlen
+    block_h = min(spec.tunables.block_m, max(MIN_DOT, _next_pow2(rows)))
+    if num_splits is None:
+        num_splits = num_partitions(batch_size, max_seq_len, rows, spec, is_mla=True)
+    check_int("num_splits", num_splits, 1, MAX_SPLITS)
+    if grid_order is None:
+        # Split-major keeps one split's programs on one L2 domain only when the round-robin
+        # over domains lines up with the split count (seed 000).
+        grid_order = "split_major" if num_splits % spec.l2_domains == 0 else "batch_major"
+    if grid_order not in GRID_ORDERS:
+        raise ValueError(f"grid_order: expected one of {GRID_ORDERS}, got {grid_order!r}")
+
+    if block_n is None:
+        block_n = 32 if interpreted or block_h > 16 else 64
+    check_int("block_n", block_n, MIN_DOT, 256)
+    check_pow2("block_n", block_n)
+    if num_warps is None:
+        num_warps = 8 if block_h >= 64 else 4
+    if num_stages is None:
+        num_stages = 2
+
+    if merge_block_s is None:
+        merge_block_s = min(MAX_SPLITS, _next_pow2(num_splits))
+    check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
+    check_pow2("merge_block_s", merge_block_s)
+    if merge_d_split is None:
+        merge_d_split = default_merge_d_split(head_dim_v)
+    check_int("merge_d_split", merge_d_split, 1, head_dim_v)
+    if head_dim_v % merge_d_split:
+        raise ValueError(
+            f"merge_d_split: expected a divisor of head_dim_v={head_dim_v}, got {merge_d_split}"
+        )
+
+    workspace = DecodeWorkspace(
+        partial_o=torch.empty(
+            (batch_size, rows, num_splits, head_dim_v), dtype=torch.float32, device=device
+        ),
+        partial_lse=torch.empty((batch_size, rows, num_splits), dtype=torch.float32, device=device),
+    )
+    return DecodePlan(
+        kind=kind,
+        batch_size=batch_size,
+        max_seq_len=max_seq_len,
+        num_heads=num_heads,
+        qlen=qlen,
+        page_size=page_size,
+        dtype=dtype,
+        head_dim_qk=head_dim_qk,
+        head_dim_v=head_dim_v,
+        device=device,
+        device_name=spec.name,
+        num_splits=num_splits,
+        block_h=block_h,
+        num_head_blocks=-(-rows // block_h),
+        block_n=block_n,
+        grid_order=grid_order,
+        split_num_warps=num_warps,
+        split_num_stages=num_stages,
+        merge_block_s=merge_block_s,
+        merge_d_split=merge_d_split,
+        merge_num_warps=4,
+        workspace=workspace,
+    )
+
+
+def default_merge_d_split(head_dim_v: int) -> int:
+    """D_SPLIT = 8, halved while it does not divide head_dim_v or a slice would be under 16."""
+    d_split = DEFAULT_D_SPLIT
+    while d_split > 1 and (head_dim_v % d_split or head_dim_v // d_split < MIN_MERGE_COLUMNS):
+        d_split //= 2
+    return d_split
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
