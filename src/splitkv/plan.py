@@ -176,7 +176,8 @@ def plan_decode(
     check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
     check_pow2("merge_block_s", merge_block_s)
     if merge_d_split is None:
-        merge_d_split = default_merge_d_split(head_dim_v)
+        # The interpreter runs one program at a time, so there fewer, wider programs win.
+        merge_d_split = 1 if interpreted else default_merge_d_split(head_dim_v)
     check_int("merge_d_split", merge_d_split, 1, head_dim_v)
     if head_dim_v % merge_d_split:
         raise ValueError(

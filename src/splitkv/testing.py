@@ -1,0 +1,130 @@
+"""Random paged decode inputs and the comparison against the reference.
+
+Shared by the tests, the benchmarks and the CLI, so every place checks values the same way.
+Inputs are random (never zeros), pages are shuffled across the pool, and every slot a request
+does not own holds NaN, so a kernel that reads past a length or through an unused page-table
+entry puts NaN into its output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+# Relative Frobenius error allowed against the fp32 reference, per input dtype (DESIGN.md).
+TOLERANCES = {torch.bfloat16: 2e-2, torch.float16: 2e-2, torch.float32: 2e-2}
+
+
+@dataclass
+class MlaCase:
+    """One decode call's inputs. `poison_page` is a page of NaN that unused table entries name."""
+
+    q: torch.Tensor
+    kv_cache: torch.Tensor
+    page_table: torch.Tensor
+    seq_lens: torch.Tensor
+    poison_page: int
+
+    @property
+    def args(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        return self.q, self.kv_cache, self.page_table, self.seq_lens
+
+
+def random_mla_case(
+    seq_lens: list[int],
+    num_heads: int,
+    *,
+    qlen: int = 1,
+    page_size: int = 64,
+    dtype: torch.dtype = torch.float16,
+    device: torch.device | str = "cpu",
+    head_dim_qk: int = 576,
+    table_columns: int | None = None,
+    shared_prefix: int = 0,
+    spare_pages: int = 3,
+    first_page: int = 0,
+    seed: int | None = None,
+) -> MlaCase:
+    """Random MLA inputs for requests of the given lengths.
+
+    table_columns: page-table width (default: the longest request's pages + 1 unused column).
+    shared_prefix: tokens (a multiple of page_size) whose pages all requests share, as prefix
+        caching produces: the same page ids at the same table positions.
+    spare_pages: pool pages nobody uses (NaN), so page ids are not simply dense.
+    first_page: lowest page id handed out; pages below it exist but are unused, which places a
+        small case at the far end of a large pool (64-bit offsets).
+    """
+    gen = torch.Generator(device="cpu")
+    gen.manual_seed(int(torch.randint(0, 2**31, ()).item()) if seed is None else seed)
+    if shared_prefix % page_size:
+        raise ValueError(f"shared_prefix: expected a multiple of page_size={page_size}")
+    batch = len(seq_lens)
+    pages_each = [-(-n // page_size) for n in seq_lens]
+    columns = table_columns if table_columns is not None else max(pages_each, default=0) + 1
+    shared = shared_prefix // page_size
+    own = [max(0, p - shared) for p in pages_each]
+    num_used = shared + sum(own)
+    num_pages = first_page + num_used + spare_pages + 1
+    poison_page = num_pages - 1
+
+    page_table = torch.full((batch, columns), poison_page, dtype=torch.int32)
+    ids = first_page + torch.randperm(num_used, generator=gen)
+    shared_ids, own_ids = ids[:shared], ids[shared:]
+    for b in range(batch):
+        n_shared = min(shared, pages_each[b])
+        page_table[b, :n_shared] = shared_ids[:n_shared].to(torch.int32)
+        page_table[b, n_shared : pages_each[b]] = own_ids[: own[b]].to(torch.int32)
+        own_ids = own_ids[own[b] :]
+
+    # Fill exactly the slots requests own; everything else stays NaN.
+    device = torch.device(device)
+    positions = torch.cat([torch.arange(n) for n in seq_lens] + [torch.zeros(0, dtype=torch.long)])
+    owners = torch.repeat_interleave(torch.arange(batch), torch.tensor(seq_lens, dtype=torch.long))
+    pages = page_table[owners, positions // page_size].long().to(device)
+    slots = (positions % page_size).to(device)
+    kv_cache = torch.full(
+        (num_pages, page_size, head_dim_qk), float("nan"), dtype=dtype, device=device
+    )
+    dev_gen = torch.Generator(device=device)
+    dev_gen.manual_seed(int(torch.randint(0, 2**31, (), generator=gen)))
+    values = torch.randn(len(positions), head_dim_qk, generator=dev_gen, device=device)
+    kv_cache[pages, slots] = values.to(dtype)
+    q = torch.randn(batch, qlen, num_heads, head_dim_qk, generator=dev_gen, device=device)
+    return MlaCase(
+        q=q.to(dtype),
+        kv_cache=kv_cache,
+        page_table=page_table.to(device),
+        seq_lens=torch.tensor(seq_lens, dtype=torch.int32).to(device),
+        poison_page=poison_page,
+    )
+
+
+def relative_error(got: torch.Tensor, want: torch.Tensor) -> float:
+    """||got - want|| / ||want|| in float64 (NaN if got has NaN)."""
+    got64, want64 = got.double(), want.double()
+    denom = want64.norm().item()
+    return (got64 - want64).norm().item() / (denom if denom > 0 else 1.0)
+
+
+def check_against_reference(
+    out: torch.Tensor,
+    lse: torch.Tensor | None,
+    ref_out: torch.Tensor,
+    ref_lse: torch.Tensor | None,
+) -> float:
+    """Raise AssertionError unless out (and lse) match the reference; return out's error."""
+    if torch.isnan(out).any():
+        raise AssertionError("out holds NaN")
+    err = relative_error(out, ref_out)
+    tol = TOLERANCES[out.dtype]
+    if not err <= tol:
+        raise AssertionError(f"out: relative error {err:.3e} > {tol:.0e}")
+    if lse is not None and ref_lse is not None:
+        if not torch.equal(torch.isinf(lse), torch.isinf(ref_lse)):
+            raise AssertionError("lse: -inf in different places than the reference")
+        finite = torch.isfinite(ref_lse)
+        lse_err = (lse[finite] - ref_lse[finite]).abs().max().item() if finite.any() else 0.0
+        if not lse_err <= tol:
+            raise AssertionError(f"lse: max abs error {lse_err:.3e} > {tol:.0e}")
+    return err

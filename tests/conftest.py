@@ -1,0 +1,36 @@
+"""Where the tests run: the GPU when there is one, else Triton's interpreter on the CPU.
+
+The interpreter's tl.dot is wrong on bfloat16 operands (it multiplies raw bits), so the CPU runs
+float16 and float32; the GPU runs bfloat16 and float16.
+"""
+
+import os
+
+import pytest
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+ON_GPU = torch.cuda.is_available()
+DEVICE = torch.device("cuda" if ON_GPU else "cpu")
+DTYPES = [torch.bfloat16, torch.float16] if ON_GPU else [torch.float16, torch.float32]
+
+
+@pytest.fixture
+def device() -> torch.device:
+    return DEVICE
+
+
+@pytest.fixture(params=DTYPES, ids=lambda d: str(d).removeprefix("torch."))
+def dtype(request) -> torch.dtype:
+    return request.param
+
+
+def pytest_collection_modifyitems(config, items):
+    if ON_GPU:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA/ROCm GPU (run through the device tool)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
