@@ -129,10 +129,13 @@ def _check_plan_fits(plan: DecodePlan, q: torch.Tensor, call: MlaCall) -> None:
         ("device", q.device, plan.device),
     ):
         if got != planned:
-            raise ValueError(f"plan: planned for {name}={planned}, but the call has {name}={got}")
+            raise ValueError(
+                f"plan: expected a plan for the call's {name}={got}, got one for {name}={planned}"
+            )
     if call.batch > plan.batch_size:
         raise ValueError(
-            f"plan: planned for at most {plan.batch_size} requests, but q has {call.batch}"
+            f"plan: expected a plan for at least q's {call.batch} requests, "
+            f"got one for {plan.batch_size}"
         )
 
 

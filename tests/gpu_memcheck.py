@@ -1,0 +1,43 @@
+"""A representative subset of MLA decode calls, run under `compute-sanitizer --tool memcheck`.
+
+Not a pytest file: the sanitizer slows every kernel ~100x, so this runs small shapes once, with
+corrupt tables and lengths too (clamped in the kernels, so they must not fault either). Run with
+PYTORCH_NO_CUDA_MEMORY_CACHING=1, or torch's caching allocator hides out-of-bounds accesses.
+"""
+
+import torch
+
+import splitkv
+from splitkv.testing import check_against_reference, random_mla_case
+
+
+def main() -> None:
+    torch.manual_seed(0)
+    dev = "cuda"
+    for page_size, qlen, heads, lengths in [
+        (1, 1, 12, [0, 1, 70, 300]),
+        (64, 4, 16, [4, 63, 64, 65, 1000]),
+        (256, 2, 20, [2, 255, 256, 257]),
+        (16, 1, 128, [33, 500]),
+    ]:
+        case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size,
+                               dtype=torch.bfloat16, device=dev)
+        for splits in (1, 16):
+            plan = splitkv.plan_decode(len(lengths), max(lengths) + page_size, heads, qlen=qlen,
+                                       page_size=page_size, device=dev, num_splits=splits)
+            out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
+            check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+        # Corrupt inputs, no validate: wrong rows allowed, out-of-bounds accesses not.
+        table = case.page_table.clone()
+        table[0, 0] = 1 << 30
+        table[-1, -1] = -3
+        lens = case.seq_lens.clone()
+        lens[0] = 1 << 30
+        lens[-1] = -9
+        splitkv.mla_decode(case.q, case.kv_cache, table, lens)
+    torch.cuda.synchronize()
+    print("memcheck subset: all calls finished")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""One plan serves many steps: new lengths and page tables each call, the same workspace and
+output buffers, no reallocation (what a CUDA graph replay relies on)."""
+
+import torch
+
+import splitkv
+from splitkv.testing import check_against_reference, random_mla_case
+
+
+def test_plan_replays_with_new_lengths_and_tables(dtype, device):
+    batch, heads, qlen, page_size, columns = 3, 6, 2, 16, 12
+    plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen, page_size=page_size,
+                               dtype=dtype, device=device, num_splits=4)
+    workspace_ptrs = (plan.workspace.partial_o.data_ptr(), plan.workspace.partial_lse.data_ptr())
+    out = torch.empty(batch, qlen, heads, 512, dtype=dtype, device=device)
+    lse = torch.empty(batch, qlen, heads, device=device)
+    gen = torch.Generator().manual_seed(3)
+    for step in range(4):
+        lengths = torch.randint(qlen, columns * page_size + 1, (batch,), generator=gen).tolist()
+        if step == 2:
+            lengths[1] = 0  # a finished request stays in the batch
+        case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size, dtype=dtype,
+                               device=device, table_columns=columns, seed=step)
+        out.fill_(float("nan"))
+        got_out, got_lse = splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse,
+                                              validate=True)
+        assert got_out is out and got_lse is lse
+        check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+    assert workspace_ptrs == (
+        plan.workspace.partial_o.data_ptr(),
+        plan.workspace.partial_lse.data_ptr(),
+    )
+
+
+def test_plan_serves_a_smaller_batch(dtype, device):
+    plan = splitkv.plan_decode(5, 256, 4, page_size=16, dtype=dtype, device=device, num_splits=3)
+    case = random_mla_case([100, 3], 4, page_size=16, dtype=dtype, device=device)
+    out, lse = splitkv.mla_decode(*case.args, plan=plan)
+    check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))

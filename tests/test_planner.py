@@ -1,0 +1,185 @@
+"""The planner is plain Python: seed 001's table, its exceptions and the plan's knobs, testable
+without the devices it plans for."""
+
+import dataclasses
+
+import pytest
+import torch
+
+import splitkv
+from splitkv import DeviceSpec, num_partitions
+from splitkv.plan import default_merge_d_split
+
+MI355X = DeviceSpec.preset("mi355x")
+H200 = DeviceSpec.preset("h200")
+
+# Seed 001's Phase-0 sweep, MLA-style at 64 heads on MI355X.
+SEED_001_TABLE = [
+    (1, 131072, 128),
+    (2, 65536, 64),
+    (2, 80000, 64),
+    (2, 131072, 128),
+    (8, 80000, 32),
+    (8, 131072, 32),
+    (16, 131072, 16),
+]
+
+
+@pytest.mark.parametrize("batch,num_keys,expected", SEED_001_TABLE)
+def test_seed_001_table(batch, num_keys, expected):
+    assert num_partitions(batch, num_keys, 64, MI355X, is_mla=True) == expected
+
+
+def test_presets():
+    for name in ("h100", "h200", "b200", "mi300x", "mi355x"):
+        spec = DeviceSpec.preset(name)
+        assert spec.compute_units > 0 and spec.l2_bytes > 0 and spec.hbm_bytes_per_s > 0
+    assert MI355X.l2_domains == 8 and H200.l2_domains == 1 and H200.compute_units == 132
+    assert DeviceSpec.preset("MI355X") == MI355X
+    with pytest.raises(ValueError, match="^name: expected one of"):
+        DeviceSpec.preset("a100")
+
+
+def test_cpu_spec():
+    spec = DeviceSpec.from_torch("cpu")
+    assert spec.compute_units >= 1 and spec.l2_domains == 1
+
+
+@pytest.mark.gpu
+def test_spec_read_off_the_gpu():
+    spec = DeviceSpec.from_torch(torch.device("cuda"))
+    props = torch.cuda.get_device_properties(0)
+    assert spec.compute_units == props.multi_processor_count
+    if "H200" in props.name:
+        assert spec.hbm_bytes_per_s == H200.hbm_bytes_per_s
+
+
+def test_small_head_counts_take_two_waves():
+    # 16 rows on MI355X at batch 4: one program per request and split; two waves = 128 splits,
+    # where 32 rows (no exception) stop at one wave (64).
+    assert num_partitions(4, 32768, 16, MI355X, is_mla=True) == 128
+    assert num_partitions(4, 32768, 32, MI355X, is_mla=True) == 64
+    # Batch 1: two waves (512) clamp to the merge's cap.
+    assert num_partitions(1, 131072, 12, MI355X, is_mla=True) == 256
+
+
+def test_short_contexts_are_page_limited():
+    # 8192 keys are 32 planner pages: never more splits than pages.
+    assert num_partitions(1, 8192, 64, MI355X, is_mla=True) == 32
+    assert num_partitions(1, 1, 64, MI355X, is_mla=True) == 1
+    assert num_partitions(3, 0, 12, H200, is_mla=True) == 1
+
+
+def test_mha_branch():
+    # Low occupancy: wave-aligned like MLA, capped at 64.
+    assert num_partitions(1, 131072, 8, MI355X) == 64
+    # A single kv head splits on a finer floor (128 keys) and takes two waves.
+    assert num_partitions(4, 4096, 1, MI355X) == 32
+    assert num_partitions(4, 4096, 2, MI355X) == 16
+    # High occupancy (one partition fills the GPU): few partitions.
+    assert num_partitions(64, 131072, 8, MI355X) == 1
+    assert num_partitions(40, 131072, 8, MI355X) == 1
+    # 16 kv heads at batch 8 are 128 programs: two waves are 4 splits.
+    assert num_partitions(8, 131072, 16, MI355X) == 4
+    # From a full unsplit wave with >= 8 pages: pages // 8 splits, capped at 32 from batch 8.
+    assert num_partitions(16, 131072, 16, MI355X) == 32
+    assert num_partitions(16, 8192, 16, MI355X) == 4
+
+
+@pytest.mark.parametrize("spec", [MI355X, H200, DeviceSpec.preset("b200")], ids=lambda s: s.name)
+@pytest.mark.parametrize("is_mla", [True, False])
+def test_result_is_a_bounded_power_of_two(spec, is_mla):
+    cap = spec.tunables.max_splits if is_mla else spec.tunables.mha_max_splits
+    for batch in (1, 2, 3, 7, 8, 48, 128, 1000):
+        for heads in (1, 8, 12, 16, 64, 128, 1024):
+            for keys in (1, 255, 4097, 68096, 327600, 10**7):
+                n = num_partitions(batch, keys, heads, spec, is_mla=is_mla)
+                assert 1 <= n <= cap and n & (n - 1) == 0, (batch, heads, keys, n)
+
+
+def test_device_argument_forms():
+    assert num_partitions(2, 131072, 64, "mi355x", is_mla=True) == 128
+    assert num_partitions(2, 4096, 16, "cpu", is_mla=True) >= 1
+    with pytest.raises(TypeError, match="^device: expected"):
+        num_partitions(2, 4096, 16, 42, is_mla=True)
+
+
+@pytest.mark.parametrize(
+    "kwargs,argument",
+    [
+        ({"batch_size": 0}, "batch_size"),
+        ({"num_keys": -1}, "num_keys"),
+        ({"heads_per_group": 0}, "heads_per_group"),
+        ({"batch_size": 2.5}, "batch_size"),
+    ],
+)
+def test_num_partitions_rejects_bad_arguments(kwargs, argument):
+    args = {"batch_size": 2, "num_keys": 1024, "heads_per_group": 16, "device": H200}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=rf"^{argument}: expected"):
+        num_partitions(**args)
+
+
+def test_plan_knobs_follow_the_design():
+    plan = splitkv.plan_decode(8, 68096, 16, device="cpu", device_spec=H200, dtype=torch.float16)
+    assert plan.num_splits == num_partitions(8, 68096, 16, H200, is_mla=True)
+    assert plan.grid_order == "split_major"  # one L2 domain: always valid
+    assert plan.block_h == 16 and plan.num_head_blocks == 1
+    assert plan.merge_block_s == min(256, plan.num_splits)
+    assert plan.workspace.partial_o.shape == (8, 16, plan.num_splits, 512)
+    wide = splitkv.plan_decode(2, 4096, 128, qlen=2, device="cpu", device_spec=H200)
+    assert wide.block_h == 64 and wide.num_head_blocks == 4
+    odd = splitkv.plan_decode(1, 4096, 12, qlen=3, device="cpu", device_spec=H200)
+    assert odd.block_h == 64 and odd.num_head_blocks == 1  # 36 rows in one block
+
+
+def test_split_major_only_where_splits_align_with_l2_domains():
+    aligned = splitkv.plan_decode(8, 65536, 12, device="cpu", device_spec=MI355X, num_splits=32)
+    assert aligned.grid_order == "split_major"
+    unaligned = splitkv.plan_decode(8, 65536, 12, device="cpu", device_spec=MI355X, num_splits=10)
+    assert unaligned.grid_order == "batch_major"
+
+
+def test_merge_d_split_backs_off():
+    assert default_merge_d_split(512) == 8
+    assert default_merge_d_split(64) == 4  # 8 slices would be 8 columns
+    assert default_merge_d_split(48) == 2  # 4 slices would be 12 columns
+    assert default_merge_d_split(20) == 1  # 20 does not split into slices of 16
+
+
+def test_explicit_knobs_and_frozen_plan():
+    plan = splitkv.plan_decode(
+        2, 4096, 16, device="cpu", num_splits=5, grid_order="batch_major", merge_block_s=1,
+        merge_d_split=1, block_n=16, num_warps=8, num_stages=3,
+    )
+    assert (plan.num_splits, plan.grid_order, plan.merge_block_s, plan.merge_d_split) == (
+        5, "batch_major", 1, 1,
+    )
+    assert (plan.block_n, plan.split_num_warps, plan.split_num_stages) == (16, 8, 3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.num_splits = 3
+    assert "num_splits=5" in repr(plan) and "merge_block_s=1" in repr(plan)
+
+
+@pytest.mark.parametrize(
+    "kwargs,argument,error",
+    [
+        ({"num_splits": 0}, "num_splits", ValueError),
+        ({"num_splits": 257}, "num_splits", ValueError),
+        ({"grid_order": "row_major"}, "grid_order", ValueError),
+        ({"merge_block_s": 3}, "merge_block_s", ValueError),
+        ({"merge_d_split": 3}, "merge_d_split", ValueError),
+        ({"page_size": 48}, "page_size", ValueError),
+        ({"page_size": 512}, "page_size", ValueError),
+        ({"qlen": 9}, "qlen", ValueError),
+        ({"kind": "gqa"}, "kind", ValueError),
+        ({"dtype": torch.int8}, "dtype", TypeError),
+        ({"block_n": 24}, "block_n", ValueError),
+        ({"num_heads": 0}, "num_heads", ValueError),
+    ],
+)
+def test_plan_decode_rejects_bad_arguments(kwargs, argument, error):
+    args = {"batch_size": 2, "max_seq_len": 4096, "num_heads": 16, "device": "cpu"}
+    args.update(kwargs)
+    with pytest.raises(error, match=rf"^{argument}: expected"):
+        splitkv.plan_decode(**args)

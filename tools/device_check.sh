@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The GPU test run, as one call of the device tool (see docs/gpu.md):
+#   bash tools/device_check.sh            # logs go to $OUT (or benchmarks/results/gpu)
+# Runs the whole pytest suite on the GPU (bf16 and fp16, GPU-only cases included), then the
+# memcheck subset under compute-sanitizer.
+set -uo pipefail
+out=${OUT:-benchmarks/results/gpu}
+mkdir -p "$out"
+export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+} 2>&1 | tee "$out/gpu_env.txt"
+python3 -m pytest tests -q -rA --durations=15 -p no:cacheprovider "$@" 2>&1 | tee "$out/pytest_gpu.log"
+status=$?
+PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
+  python3 tests/gpu_memcheck.py 2>&1 | tail -40 | tee "$out/memcheck.log"
+exit $(( status || $? ))
