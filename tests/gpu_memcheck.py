@@ -20,11 +20,19 @@ def main() -> None:
         (256, 2, 20, [2, 255, 256, 257]),
         (16, 1, 128, [33, 500]),
     ]:
-        case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size,
-                               dtype=torch.bfloat16, device=dev)
+        case = random_mla_case(
+            lengths, heads, qlen=qlen, page_size=page_size, dtype=torch.bfloat16, device=dev
+        )
         for splits in (1, 16):
-            plan = splitkv.plan_decode(len(lengths), max(lengths) + page_size, heads, qlen=qlen,
-                                       page_size=page_size, device=dev, num_splits=splits)
+            plan = splitkv.plan_decode(
+                len(lengths),
+                max(lengths) + page_size,
+                heads,
+                qlen=qlen,
+                page_size=page_size,
+                device=dev,
+                num_splits=splits,
+            )
             out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
             check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
         # Corrupt inputs, no validate: wrong rows allowed, out-of-bounds accesses not.

@@ -10,8 +10,9 @@ from splitkv.testing import random_mla_case
 
 @pytest.fixture
 def case(device):
-    return random_mla_case([40, 9], num_heads=4, qlen=2, page_size=16, dtype=torch.float16,
-                           device=device)
+    return random_mla_case(
+        [40, 9], num_heads=4, qlen=2, page_size=16, dtype=torch.float16, device=device
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -25,8 +26,12 @@ def no_launch(monkeypatch):
 
 
 def call(case, **overrides):
-    args = {"q": case.q, "kv_cache": case.kv_cache, "page_table": case.page_table,
-            "seq_lens": case.seq_lens}
+    args = {
+        "q": case.q,
+        "kv_cache": case.kv_cache,
+        "page_table": case.page_table,
+        "seq_lens": case.seq_lens,
+    }
     kwargs = {k: overrides.pop(k) for k in list(overrides) if k not in args}
     args.update(overrides)
     return splitkv.mla_decode(*args.values(), **kwargs)
@@ -40,7 +45,11 @@ BAD_CALLS = {
     "q wrong head dim": (lambda c: {"q": c.q[..., :512]}, ValueError, "q"),
     "q qlen 9": (lambda c: {"q": c.q[:, :1].expand(-1, 9, -1, -1)}, ValueError, "q"),
     "q 129 heads": (lambda c: {"q": c.q[:, :, :1].expand(-1, -1, 129, -1)}, ValueError, "q"),
-    "q last dim strided": (lambda c: {"q": c.q.repeat_interleave(2, -1)[..., ::2]}, ValueError, "q"),
+    "q last dim strided": (
+        lambda c: {"q": c.q.repeat_interleave(2, -1)[..., ::2]},
+        ValueError,
+        "q",
+    ),
     "kv dtype differs": (lambda c: {"kv_cache": c.kv_cache.float()}, TypeError, "kv_cache"),
     "kv wrong rank": (lambda c: {"kv_cache": c.kv_cache[0]}, ValueError, "kv_cache"),
     "kv 4d with 2 heads": (
@@ -81,20 +90,29 @@ BAD_CALLS = {
     "lse wrong shape": (lambda c: {"lse": torch.empty(2, 4, device=c.q.device)}, ValueError, "lse"),
     "plan not a plan": (lambda c: {"plan": {"num_splits": 4}}, TypeError, "plan"),
     "plan other heads": (
-        lambda c: {"plan": splitkv.plan_decode(2, 64, 8, qlen=2, page_size=16,
-                                               dtype=torch.float16, device=c.q.device)},
+        lambda c: {
+            "plan": splitkv.plan_decode(
+                2, 64, 8, qlen=2, page_size=16, dtype=torch.float16, device=c.q.device
+            )
+        },
         ValueError,
         "plan",
     ),
     "plan too few requests": (
-        lambda c: {"plan": splitkv.plan_decode(1, 64, 4, qlen=2, page_size=16,
-                                               dtype=torch.float16, device=c.q.device)},
+        lambda c: {
+            "plan": splitkv.plan_decode(
+                1, 64, 4, qlen=2, page_size=16, dtype=torch.float16, device=c.q.device
+            )
+        },
         ValueError,
         "plan",
     ),
     "plan other dtype": (
-        lambda c: {"plan": splitkv.plan_decode(2, 64, 4, qlen=2, page_size=16,
-                                               dtype=torch.float32, device=c.q.device)},
+        lambda c: {
+            "plan": splitkv.plan_decode(
+                2, 64, 4, qlen=2, page_size=16, dtype=torch.float32, device=c.q.device
+            )
+        },
         ValueError,
         "plan",
     ),
@@ -119,8 +137,11 @@ BAD_DATA = {
     "negative seq_len": (lambda c: {"seq_lens": c.seq_lens - 41}, "seq_lens"),
     "seq_len under qlen": (lambda c: {"seq_lens": torch.ones_like(c.seq_lens)}, "seq_lens"),
     "page id past the pool": (
-        lambda c: {"page_table": c.page_table.index_fill(1, torch.tensor([0], device=c.q.device),
-                                                         c.kv_cache.shape[0])},
+        lambda c: {
+            "page_table": c.page_table.index_fill(
+                1, torch.tensor([0], device=c.q.device), c.kv_cache.shape[0]
+            )
+        },
         "page_table",
     ),
     "negative page id": (lambda c: {"page_table": c.page_table - 1000}, "page_table"),

@@ -29,7 +29,7 @@ def boundary_lengths(page_size: int, qlen: int) -> list[int]:
 def test_every_page_size_at_page_boundaries(page_size, dtype, device):
     qlen = 1 + PAGE_SIZES.index(page_size) % 4  # qlen 1..4 spread over the page sizes
     case = random_mla_case(
-        boundary_lengths(page_size, qlen) + [3 * page_size + 5],
+        [*boundary_lengths(page_size, qlen), 3 * page_size + 5],
         num_heads=5,
         qlen=qlen,
         page_size=page_size,
@@ -37,7 +37,13 @@ def test_every_page_size_at_page_boundaries(page_size, dtype, device):
         device=device,
     )
     plan = splitkv.plan_decode(
-        6, 4 * page_size + 5, 5, qlen=qlen, page_size=page_size, dtype=dtype, device=device,
+        6,
+        4 * page_size + 5,
+        5,
+        qlen=qlen,
+        page_size=page_size,
+        dtype=dtype,
+        device=device,
         num_splits=3,
     )
     run_and_check(case, plan=plan)
@@ -45,8 +51,9 @@ def test_every_page_size_at_page_boundaries(page_size, dtype, device):
 
 @pytest.mark.parametrize("qlen", [1, 2, 3, 4, 8])
 def test_mtp_causal_rows(qlen, dtype, device):
-    case = random_mla_case([qlen, 40, 97], num_heads=4, qlen=qlen, page_size=16, dtype=dtype,
-                           device=device)
+    case = random_mla_case(
+        [qlen, 40, 97], num_heads=4, qlen=qlen, page_size=16, dtype=dtype, device=device
+    )
     run_and_check(case)
 
 
@@ -54,8 +61,9 @@ def test_split_whose_rows_are_all_causally_masked(dtype, device):
     # 33 keys, 16-key blocks, 3 splits: [0, 16), [16, 32), [32, 33). With qlen 4, rows 0-2 see
     # keys up to 29..31, so the last split is fully masked for them (lse = -inf): it must add 0.
     case = random_mla_case([33], num_heads=3, qlen=4, page_size=8, dtype=dtype, device=device)
-    plan = splitkv.plan_decode(1, 40, 3, qlen=4, page_size=8, dtype=dtype, device=device,
-                               num_splits=3, block_n=16)
+    plan = splitkv.plan_decode(
+        1, 40, 3, qlen=4, page_size=8, dtype=dtype, device=device, num_splits=3, block_n=16
+    )
     run_and_check(case, plan=plan)
 
 
@@ -69,8 +77,7 @@ def test_odd_head_counts(num_heads, dtype, device):
 def test_more_splits_than_key_blocks(dtype, device):
     # 16 splits over at most 4 blocks: most splits are empty, write nothing and are never read.
     case = random_mla_case([1, 20, 64, 100], num_heads=4, page_size=16, dtype=dtype, device=device)
-    plan = splitkv.plan_decode(4, 128, 4, page_size=16, dtype=dtype, device=device,
-                               num_splits=16)
+    plan = splitkv.plan_decode(4, 128, 4, page_size=16, dtype=dtype, device=device, num_splits=16)
     run_and_check(case, plan=plan)
 
 
@@ -86,12 +93,12 @@ def test_one_split_equals_many(dtype, device):
 
 
 def test_grid_orders_are_bit_identical(dtype, device):
-    case = random_mla_case([300, 129, 0, 64], num_heads=6, page_size=32, dtype=dtype,
-                           device=device)
+    case = random_mla_case([300, 129, 0, 64], num_heads=6, page_size=32, dtype=dtype, device=device)
     results = []
     for order in ("split_major", "batch_major"):
-        plan = splitkv.plan_decode(4, 320, 6, page_size=32, dtype=dtype, device=device,
-                                   num_splits=4, grid_order=order)
+        plan = splitkv.plan_decode(
+            4, 320, 6, page_size=32, dtype=dtype, device=device, num_splits=4, grid_order=order
+        )
         results.append(run_and_check(case, plan=plan))
     assert torch.equal(results[0][0], results[1][0])
     assert torch.equal(results[0][1], results[1][1])
@@ -99,20 +106,42 @@ def test_grid_orders_are_bit_identical(dtype, device):
 
 @pytest.mark.parametrize("block_s,d_split", [(1, 1), (4, 2), (8, 8), (16, 1)])
 def test_merge_tilings(block_s, d_split, dtype, device):
-    case = random_mla_case([250, 90, 0], num_heads=3, qlen=2, page_size=16, dtype=dtype,
-                           device=device)
-    plan = splitkv.plan_decode(3, 256, 3, qlen=2, page_size=16, dtype=dtype, device=device,
-                               num_splits=5, merge_block_s=block_s, merge_d_split=d_split)
+    case = random_mla_case(
+        [250, 90, 0], num_heads=3, qlen=2, page_size=16, dtype=dtype, device=device
+    )
+    plan = splitkv.plan_decode(
+        3,
+        256,
+        3,
+        qlen=2,
+        page_size=16,
+        dtype=dtype,
+        device=device,
+        num_splits=5,
+        merge_block_s=block_s,
+        merge_d_split=d_split,
+    )
     out, lse = run_and_check(case, plan=plan)
-    serial = splitkv.plan_decode(3, 256, 3, qlen=2, page_size=16, dtype=dtype, device=device,
-                                 num_splits=5, merge_block_s=1, merge_d_split=1)
+    serial = splitkv.plan_decode(
+        3,
+        256,
+        3,
+        qlen=2,
+        page_size=16,
+        dtype=dtype,
+        device=device,
+        num_splits=5,
+        merge_block_s=1,
+        merge_d_split=1,
+    )
     out_serial, lse_serial = splitkv.mla_decode(*case.args, plan=serial)
     check_against_reference(out, lse, out_serial, lse_serial)
 
 
 def test_zero_length_requests_give_zero_and_minus_inf(dtype, device):
-    case = random_mla_case([0, 50, 0], num_heads=4, qlen=2, page_size=16, dtype=dtype,
-                           device=device)
+    case = random_mla_case(
+        [0, 50, 0], num_heads=4, qlen=2, page_size=16, dtype=dtype, device=device
+    )
     out, lse = run_and_check(case)
     assert not torch.isnan(out).any() and not torch.isnan(lse).any()
     for b in (0, 2):
@@ -127,7 +156,9 @@ def test_rows_without_keys_when_seq_len_below_qlen(dtype, device):
     out, lse = splitkv.mla_decode(*case.args)
     ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
     check_against_reference(out, lse, ref_out, ref_lse)
-    assert torch.isneginf(lse[0, :2]).all() and torch.equal(out[0, :2], torch.zeros_like(out[0, :2]))
+    assert torch.isneginf(lse[0, :2]).all() and torch.equal(
+        out[0, :2], torch.zeros_like(out[0, :2])
+    )
 
 
 def test_four_dim_kv_cache_and_custom_scale(dtype, device):
@@ -155,15 +186,16 @@ def test_return_lse_false(dtype, device):
 
 
 def test_strided_q_and_out(dtype, device):
-    case = random_mla_case([70, 33], num_heads=4, qlen=2, page_size=8, dtype=dtype,
-                           device=device)
+    case = random_mla_case([70, 33], num_heads=4, qlen=2, page_size=8, dtype=dtype, device=device)
     q_wide = torch.randn(2, 4, 2, 600, device=device).to(dtype)  # [batch, heads, qlen, >576]
     q = q_wide[..., :576].transpose(1, 2)  # [batch, qlen, heads, 576], not contiguous
     out_wide = torch.empty(2, 2, 4, 640, dtype=dtype, device=device)
-    out, _ = splitkv.mla_decode(q, case.kv_cache, case.page_table, case.seq_lens,
-                                out=out_wide[..., :512])
-    ref_out, _ = splitkv.reference.mla_decode(q.contiguous(), case.kv_cache, case.page_table,
-                                              case.seq_lens)
+    out, _ = splitkv.mla_decode(
+        q, case.kv_cache, case.page_table, case.seq_lens, out=out_wide[..., :512]
+    )
+    ref_out, _ = splitkv.reference.mla_decode(
+        q.contiguous(), case.kv_cache, case.page_table, case.seq_lens
+    )
     check_against_reference(out, None, ref_out, None)
 
 
@@ -185,10 +217,19 @@ def test_empty_batch(dtype, device):
 
 @pytest.mark.parametrize("head_dim_qk,head_dim_v", [(80, 64), (128, 128)])
 def test_configurable_head_dims(head_dim_qk, head_dim_v, dtype, device):
-    case = random_mla_case([90, 17], num_heads=4, page_size=16, dtype=dtype, device=device,
-                           head_dim_qk=head_dim_qk)
-    plan = splitkv.plan_decode(2, 96, 4, page_size=16, dtype=dtype, device=device,
-                               head_dim_qk=head_dim_qk, head_dim_v=head_dim_v)
+    case = random_mla_case(
+        [90, 17], num_heads=4, page_size=16, dtype=dtype, device=device, head_dim_qk=head_dim_qk
+    )
+    plan = splitkv.plan_decode(
+        2,
+        96,
+        4,
+        page_size=16,
+        dtype=dtype,
+        device=device,
+        head_dim_qk=head_dim_qk,
+        head_dim_v=head_dim_v,
+    )
     out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
     ref_out, ref_lse = splitkv.reference.mla_decode(*case.args, plan=plan)
     assert out.shape[-1] == head_dim_v

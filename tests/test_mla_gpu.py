@@ -37,15 +37,17 @@ def test_ragged_batch(qlen):
 
 
 def test_prefix_boundary_batch_with_shared_pages():
-    case = random_mla_case(PREFIX_BOUNDARY, 12, dtype=torch.bfloat16, device="cuda",
-                           shared_prefix=SHARED_PREFIX)
+    case = random_mla_case(
+        PREFIX_BOUNDARY, 12, dtype=torch.bfloat16, device="cuda", shared_prefix=SHARED_PREFIX
+    )
     assert torch.equal(case.page_table[0, :4824], case.page_table[7, :4824])
     check(case)
 
 
 def test_grid_orders_bit_identical_at_long_context():
-    case = random_mla_case(PREFIX_BOUNDARY, 16, dtype=torch.bfloat16, device="cuda",
-                           shared_prefix=SHARED_PREFIX)
+    case = random_mla_case(
+        PREFIX_BOUNDARY, 16, dtype=torch.bfloat16, device="cuda", shared_prefix=SHARED_PREFIX
+    )
     outs = []
     for order in ("split_major", "batch_major"):
         plan = splitkv.plan_decode(8, 327600, 16, device="cuda", grid_order=order)
@@ -57,8 +59,15 @@ def test_grid_orders_bit_identical_at_long_context():
 def test_pool_past_2_31_elements(page_size):
     # Pages at the far end of a pool of more than 2^31 elements: 32-bit offsets would wrap.
     first_page = (2**31 // (576 * page_size)) + 64
-    case = random_mla_case([4000, 777, 65], 16, qlen=2, page_size=page_size,
-                           dtype=torch.bfloat16, device="cuda", first_page=first_page)
+    case = random_mla_case(
+        [4000, 777, 65],
+        16,
+        qlen=2,
+        page_size=page_size,
+        dtype=torch.bfloat16,
+        device="cuda",
+        first_page=first_page,
+    )
     assert case.kv_cache.numel() > 2**31
     check(case)
 
@@ -69,14 +78,18 @@ def test_cuda_graph_capture_once_replay_many():
     gen = torch.Generator().manual_seed(7)
     cases = [
         random_mla_case(
-            torch.randint(2, columns * page_size, (batch,), generator=gen).tolist(), heads,
-            qlen=2, dtype=torch.bfloat16, device="cuda", table_columns=columns, spare_pages=40,
+            torch.randint(2, columns * page_size, (batch,), generator=gen).tolist(),
+            heads,
+            qlen=2,
+            dtype=torch.bfloat16,
+            device="cuda",
+            table_columns=columns,
+            spare_pages=40,
         )
         for _ in range(4)
     ]
     pool_pages = max(c.kv_cache.shape[0] for c in cases)
-    kv = torch.full((pool_pages, page_size, 576), float("nan"), dtype=torch.bfloat16,
-                    device="cuda")
+    kv = torch.full((pool_pages, page_size, 576), float("nan"), dtype=torch.bfloat16, device="cuda")
     q, table, lens = (t.clone() for t in (cases[0].q, cases[0].page_table, cases[0].seq_lens))
     out = torch.empty(batch, 2, heads, 512, dtype=torch.bfloat16, device="cuda")
     lse = torch.empty(batch, 2, heads, device="cuda")

@@ -9,8 +9,16 @@ from splitkv.testing import check_against_reference, random_mla_case
 
 def test_plan_replays_with_new_lengths_and_tables(dtype, device):
     batch, heads, qlen, page_size, columns = 3, 6, 2, 16, 12
-    plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen, page_size=page_size,
-                               dtype=dtype, device=device, num_splits=4)
+    plan = splitkv.plan_decode(
+        batch,
+        columns * page_size,
+        heads,
+        qlen=qlen,
+        page_size=page_size,
+        dtype=dtype,
+        device=device,
+        num_splits=4,
+    )
     workspace_ptrs = (plan.workspace.partial_o.data_ptr(), plan.workspace.partial_lse.data_ptr())
     out = torch.empty(batch, qlen, heads, 512, dtype=dtype, device=device)
     lse = torch.empty(batch, qlen, heads, device=device)
@@ -19,11 +27,20 @@ def test_plan_replays_with_new_lengths_and_tables(dtype, device):
         lengths = torch.randint(qlen, columns * page_size + 1, (batch,), generator=gen).tolist()
         if step == 2:
             lengths[1] = 0  # a finished request stays in the batch
-        case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size, dtype=dtype,
-                               device=device, table_columns=columns, seed=step)
+        case = random_mla_case(
+            lengths,
+            heads,
+            qlen=qlen,
+            page_size=page_size,
+            dtype=dtype,
+            device=device,
+            table_columns=columns,
+            seed=step,
+        )
         out.fill_(float("nan"))
-        got_out, got_lse = splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse,
-                                              validate=True)
+        got_out, got_lse = splitkv.mla_decode(
+            *case.args, plan=plan, out=out, lse=lse, validate=True
+        )
         assert got_out is out and got_lse is lse
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
     assert workspace_ptrs == (

@@ -36,7 +36,7 @@ def test_presets():
         assert spec.compute_units > 0 and spec.l2_bytes > 0 and spec.hbm_bytes_per_s > 0
     assert MI355X.l2_domains == 8 and H200.l2_domains == 1 and H200.compute_units == 132
     assert DeviceSpec.preset("MI355X") == MI355X
-    with pytest.raises(ValueError, match="^name: expected one of"):
+    with pytest.raises(ValueError, match=r"^name: expected one of"):
         DeviceSpec.preset("a100")
 
 
@@ -100,7 +100,7 @@ def test_result_is_a_bounded_power_of_two(spec, is_mla):
 def test_device_argument_forms():
     assert num_partitions(2, 131072, 64, "mi355x", is_mla=True) == 128
     assert num_partitions(2, 4096, 16, "cpu", is_mla=True) >= 1
-    with pytest.raises(TypeError, match="^device: expected"):
+    with pytest.raises(TypeError, match=r"^device: expected"):
         num_partitions(2, 4096, 16, 42, is_mla=True)
 
 
@@ -149,11 +149,23 @@ def test_merge_d_split_backs_off():
 
 def test_explicit_knobs_and_frozen_plan():
     plan = splitkv.plan_decode(
-        2, 4096, 16, device="cpu", num_splits=5, grid_order="batch_major", merge_block_s=1,
-        merge_d_split=1, block_n=16, num_warps=8, num_stages=3,
+        2,
+        4096,
+        16,
+        device="cpu",
+        num_splits=5,
+        grid_order="batch_major",
+        merge_block_s=1,
+        merge_d_split=1,
+        block_n=16,
+        num_warps=8,
+        num_stages=3,
     )
     assert (plan.num_splits, plan.grid_order, plan.merge_block_s, plan.merge_d_split) == (
-        5, "batch_major", 1, 1,
+        5,
+        "batch_major",
+        1,
+        1,
     )
     assert (plan.block_n, plan.split_num_warps, plan.split_num_stages) == (16, 8, 3)
     with pytest.raises(dataclasses.FrozenInstanceError):

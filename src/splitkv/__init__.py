@@ -15,11 +15,11 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from splitkv import reference  # noqa: E402
-from splitkv.device import DeviceSpec, PartitionTunables  # noqa: E402
-from splitkv.mla import mla_decode  # noqa: E402
-from splitkv.partition import num_partitions  # noqa: E402
-from splitkv.plan import DecodePlan, DecodeWorkspace, plan_decode  # noqa: E402
+from splitkv import reference
+from splitkv.device import DeviceSpec, PartitionTunables
+from splitkv.mla import mla_decode
+from splitkv.partition import num_partitions
+from splitkv.plan import DecodePlan, DecodeWorkspace, plan_decode
 
 __version__ = "0.1.0"
 __all__ = [

@@ -50,7 +50,9 @@ def check_tensor(
     if device is not None and value.device != device:
         raise ValueError(f"{name}: expected a tensor on {device} (where q is), got {value.device}")
     if value.numel() and value.stride(-1) != 1:
-        raise ValueError(f"{name}: expected unit stride in the last dimension, got {value.stride()}")
+        raise ValueError(
+            f"{name}: expected unit stride in the last dimension, got {value.stride()}"
+        )
     return value
 
 
@@ -109,7 +111,9 @@ def check_mla_call(
     if not 1 <= qlen <= max_qlen:
         raise ValueError(f"q: expected qlen (dimension 1) in [1, {max_qlen}], got {qlen}")
     if not 1 <= num_heads <= max_heads:
-        raise ValueError(f"q: expected num_heads (dimension 2) in [1, {max_heads}], got {num_heads}")
+        raise ValueError(
+            f"q: expected num_heads (dimension 2) in [1, {max_heads}], got {num_heads}"
+        )
 
     kv_cache = check_tensor("kv_cache", kv_cache, ndim=(3, 4), dtypes=KV_DTYPES, device=q.device)
     if kv_cache.dtype != q.dtype:
@@ -132,7 +136,9 @@ def check_mla_call(
             f"[1, {MAX_PAGE_SIZE}], got {page_size}"
         )
 
-    page_table = check_tensor("page_table", page_table, ndim=2, dtypes=(torch.int32,), device=q.device)
+    page_table = check_tensor(
+        "page_table", page_table, ndim=2, dtypes=(torch.int32,), device=q.device
+    )
     if page_table.shape[0] != batch:
         raise ValueError(
             f"page_table: expected {batch} rows (q's batch), got shape {tuple(page_table.shape)}"

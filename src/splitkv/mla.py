@@ -207,4 +207,3 @@ def _launch(
             WRITE_LSE=lse is not None,
             num_warps=plan.merge_num_warps,
         )
-

@@ -117,7 +117,8 @@ def _as_spec(device: DeviceSpec | str | torch.device) -> DeviceSpec:
     if isinstance(device, (str, torch.device)):
         return DeviceSpec.from_torch(device)
     raise TypeError(
-        f"device: expected a DeviceSpec, a preset name or a torch device, got {type(device).__name__}"
+        "device: expected a DeviceSpec, a preset name or a torch device, "
+        f"got {type(device).__name__}"
     )
 
 

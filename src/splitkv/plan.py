@@ -147,6 +147,9 @@ def plan_decode(
         raise TypeError(f"dtype: expected torch.bfloat16, float16 or float32, got {dtype}")
     check_int("head_dim_v", head_dim_v, MIN_DOT, None)
     check_int("head_dim_qk", head_dim_qk, head_dim_v, None)
+    if device.type == "meta" and device_spec is None:
+        raise ValueError("device_spec: expected a DeviceSpec to plan for when device is 'meta'")
+    # A "meta" device plans without allocating (the CLI's `plan`): the workspace has no storage.
     spec = device_spec if device_spec is not None else DeviceSpec.from_torch(device)
     interpreted = device.type == "cpu"
 

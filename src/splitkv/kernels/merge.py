@@ -83,9 +83,12 @@ def merge_splits_kernel(
         + head.to(tl.int64) * stride_out_head
     )
     tl.store(out_ptr + out_row + offs_d, result.to(out_ptr.dtype.element_ty), mask=d_ok)
-    if WRITE_LSE:
+    # Two ifs: the first is compile-time (constexpr), the second a run-time branch.
+    if WRITE_LSE:  # noqa: SIM102
         if tl.program_id(1) == 0:
-            lse = tl.where(has_keys, (m_i + tl.log2(tl.where(has_keys, l_i, 1.0))) * LN2, float("-inf"))
+            lse = tl.where(
+                has_keys, (m_i + tl.log2(tl.where(has_keys, l_i, 1.0))) * LN2, float("-inf")
+            )
             lse_row = (
                 request.to(tl.int64) * stride_lse_batch
                 + q_pos.to(tl.int64) * stride_lse_pos

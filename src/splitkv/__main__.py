@@ -1,0 +1,5 @@
+import sys
+
+from splitkv.cli import main
+
+sys.exit(main())

@@ -1,0 +1,161 @@
+"""The `splitkv` command: `demo` (the main job), `plan` (what the planner picks) and `check`
+(any shape against the fp32 reference)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+# Without a GPU the kernels run in Triton's interpreter, one program at a time: keep shapes small.
+CPU_DEMO = {"batch": 2, "context": 300, "heads": 16, "qlen": 1, "page_size": 16, "dtype": "fp16"}
+GPU_DEMO = {"batch": 8, "context": 68096, "heads": 16, "qlen": 1, "page_size": 64, "dtype": "bf16"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="splitkv", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser("demo", help="run, check and (on a GPU) time a default MLA decode")
+    _shape_arguments(demo)
+    plan = commands.add_parser("plan", help="print the plan for a shape")
+    _shape_arguments(plan)
+    plan.add_argument("--device", default=None, help="a preset (h200, mi355x, ...) to plan for")
+    check = commands.add_parser("check", help="compare one shape with the fp32 reference")
+    _shape_arguments(check)
+    args = parser.parse_args(argv)
+    defaults = GPU_DEMO if torch.cuda.is_available() else CPU_DEMO
+    for key, value in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    try:
+        return {"demo": _demo, "plan": _plan, "check": _check}[args.command](args)
+    except (ValueError, TypeError) as bad_input:
+        print(f"splitkv {args.command}: error: {bad_input}", file=sys.stderr)
+        return 2
+
+
+def _shape_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--batch", type=int, help="requests (default: 8 on a GPU, 2 on the CPU)")
+    parser.add_argument("--context", type=int, help="tokens per request (68096 / 300)")
+    parser.add_argument("--heads", type=int, help="query heads (16)")
+    parser.add_argument("--qlen", type=int, help="query tokens per request, MTP (1)")
+    parser.add_argument("--page-size", type=int, help="KV page size (64 / 16)")
+    parser.add_argument("--dtype", choices=sorted(DTYPES), help="bf16 on a GPU, fp16 on the CPU")
+    parser.add_argument("--splits", type=int, default=None, help="override num_splits")
+
+
+def _plan(args: argparse.Namespace) -> int:
+    import splitkv
+
+    if args.device is not None:
+        spec = splitkv.DeviceSpec.preset(args.device)
+        device = "meta"
+    else:
+        spec, device = None, "cuda" if torch.cuda.is_available() else "cpu"
+    plan = splitkv.plan_decode(
+        args.batch,
+        args.context,
+        args.heads,
+        qlen=args.qlen,
+        page_size=args.page_size,
+        dtype=DTYPES[args.dtype],
+        device=device,
+        device_spec=spec,
+        num_splits=args.splits,
+    )
+    _print_plan(plan)
+    return 0
+
+
+def _run_checked(args: argparse.Namespace):
+    """Random inputs of the asked shape, decoded and compared with the reference."""
+    import splitkv
+    from splitkv.testing import check_against_reference, random_mla_case
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    dtype = DTYPES[args.dtype]
+    lengths = [args.context] * args.batch
+    case = random_mla_case(
+        lengths, args.heads, qlen=args.qlen, page_size=args.page_size, dtype=dtype, device=device
+    )
+    plan = splitkv.plan_decode(
+        args.batch,
+        args.context,
+        args.heads,
+        qlen=args.qlen,
+        page_size=args.page_size,
+        dtype=dtype,
+        device=device,
+        num_splits=args.splits,
+    )
+    out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
+    ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
+    error = check_against_reference(out, lse, ref_out, ref_lse)
+    return case, plan, out, error
+
+
+def _check(args: argparse.Namespace) -> int:
+    try:
+        _, plan, _, error = _run_checked(args)
+    except AssertionError as failure:
+        print(f"FAIL: {failure}")
+        return 1
+    print(f"ok: relative error {error:.2e} vs the fp32 reference (num_splits={plan.num_splits})")
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    import splitkv
+    from splitkv.timing import cuda_graph_times_us, mla_bytes_read
+
+    where = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU (interpreter)"
+    print(f"splitkv {splitkv.__version__} MLA decode on {where}")
+    print(
+        f"shape: batch {args.batch} x context {args.context}, {args.heads} heads, "
+        f"qlen {args.qlen}, page {args.page_size}, {args.dtype}"
+    )
+    try:
+        case, plan, out, error = _run_checked(args)
+    except AssertionError as failure:
+        print(f"FAIL against the fp32 reference: {failure}")
+        return 1
+    _print_plan(plan)
+    print(
+        f"out {tuple(out.shape)} {str(out.dtype).removeprefix('torch.')}: "
+        f"relative error {error:.2e} vs the fp32 reference (limit 2e-2)"
+    )
+    if torch.cuda.is_available():
+        step = lambda: splitkv.mla_decode(*case.args, plan=plan)
+        p20, p50, p80 = cuda_graph_times_us(step)
+        moved = mla_bytes_read([args.context] * args.batch, args.heads, args.qlen, out.dtype)
+        print(
+            f"time (CUDA-graph replay): p50 {p50:.1f} us (p20 {p20:.1f}, p80 {p80:.1f}), "
+            f"{moved / p50 / 1e3:.0f} GB/s of KV and q read"
+        )
+    else:
+        print("no GPU: ran in Triton's interpreter (not timed)")
+    return 0
+
+
+def _print_plan(plan) -> None:
+    print("plan:")
+    for name in (
+        "num_splits",
+        "grid_order",
+        "block_h",
+        "num_head_blocks",
+        "block_n",
+        "split_num_warps",
+        "split_num_stages",
+        "merge_block_s",
+        "merge_d_split",
+        "device_name",
+    ):
+        print(f"  {name:16} {getattr(plan, name)}")
+    print(f"  {'workspace':16} {plan.workspace!r}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

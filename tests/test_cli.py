@@ -1,0 +1,44 @@
+"""The `splitkv` command on small shapes (the interpreter on the CPU, else the GPU)."""
+
+import pytest
+
+from splitkv.cli import main
+
+
+def test_demo_runs_checks_and_prints_the_plan(capsys):
+    assert main(["demo", "--batch", "2", "--context", "100", "--heads", "4"]) == 0
+    printed = capsys.readouterr().out
+    assert "num_splits" in printed and "relative error" in printed
+
+
+def test_plan_for_a_preset_allocates_nothing(capsys):
+    assert (
+        main(["plan", "--batch", "8", "--context", "327600", "--heads", "12", "--device", "h200"])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "num_splits       32" in printed and "split_major" in printed
+
+
+@pytest.mark.parametrize("splits", ["1", "5"])
+def test_check_passes(splits, capsys):
+    argv = [
+        "check",
+        "--batch",
+        "2",
+        "--context",
+        "77",
+        "--heads",
+        "3",
+        "--qlen",
+        "4",
+        "--splits",
+        splits,
+    ]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.startswith("ok: relative error")
+
+
+def test_bad_input_is_an_error_not_a_traceback(capsys):
+    assert main(["check", "--context", "2", "--qlen", "4", "--heads", "2"]) == 2
+    assert "seq_lens: expected" in capsys.readouterr().err
