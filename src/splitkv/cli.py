@@ -24,7 +24,11 @@ def main(argv: list[str] | None = None) -> int:
     plan.add_argument("--device", default=None, help="a preset (h200, mi355x, ...) to plan for")
     check = commands.add_parser("check", help="compare one shape with the fp32 reference")
     _shape_arguments(check)
+    bench = commands.add_parser("bench", help="splitkv beside its peers and the ceilings (GPU)")
+    _bench_arguments(bench)
     args = parser.parse_args(argv)
+    if args.command == "bench":
+        return _bench(args)
     defaults = GPU_DEMO if torch.cuda.is_available() else CPU_DEMO
     for key, value in defaults.items():
         if getattr(args, key) is None:
@@ -44,6 +48,89 @@ def _shape_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--page-size", type=int, help="KV page size (64 / 16)")
     parser.add_argument("--dtype", choices=sorted(DTYPES), help="bf16 on a GPU, fp16 on the CPU")
     parser.add_argument("--splits", type=int, default=None, help="override num_splits")
+
+
+def _bench_arguments(parser: argparse.ArgumentParser) -> None:
+    from splitkv.bench import shapes
+
+    parser.add_argument("--heads", type=int, nargs="+", default=list(shapes.STANDARD_HEADS))
+    parser.add_argument("--context", type=int, nargs="+", default=list(shapes.STANDARD_CONTEXTS))
+    parser.add_argument("--batch", type=int, nargs="+", default=list(shapes.STANDARD_BATCHES))
+    parser.add_argument("--qlen", type=int, nargs="+", default=[1])
+    parser.add_argument("--page-size", type=int, nargs="+", default=[64])
+    parser.add_argument("--dtype", choices=sorted(shapes.DTYPES), default="bf16")
+    parser.add_argument(
+        "--providers",
+        default="splitkv,triton-peer,flashinfer,flashmla",
+        help="comma-separated: splitkv, triton-peer, flashinfer, flashmla",
+    )
+    parser.add_argument(
+        "--special",
+        action="store_true",
+        help="BENCH.md's ragged, prefix-boundary and one-long batches",
+    )
+    parser.add_argument(
+        "--splits",
+        type=int,
+        nargs="+",
+        default=None,
+        help="time splitkv at each of these num_splits (default: its plan)",
+    )
+    for knob in ("block_n", "num_warps", "num_stages", "merge_block_s", "merge_d_split"):
+        parser.add_argument("--" + knob.replace("_", "-"), type=int, default=None)
+    parser.add_argument("--grid-order", choices=["split_major", "batch_major"], default=None)
+    parser.add_argument("--rep-ms", type=int, default=100, help="timing window per measurement")
+    parser.add_argument("--out", default="benchmarks/results", help="results folder")
+    parser.add_argument("--tag", default="bench", help="file name stem of the results")
+
+
+def _bench(args: argparse.Namespace) -> int:
+    if not torch.cuda.is_available():
+        print("splitkv bench: error: needs a CUDA or ROCm GPU", file=sys.stderr)
+        return 2
+    from splitkv.bench import shapes
+    from splitkv.bench.report import write_results
+    from splitkv.bench.sweep import environment, measure_ceilings, run_shapes
+
+    providers = [p.strip() for p in args.providers.split(",") if p.strip()]
+    if args.special:
+        todo = [s for h in args.heads for s in shapes.special_shapes(h, args.dtype)]
+    else:
+        todo = shapes.grid_shapes(
+            args.heads, args.context, args.batch, args.qlen, args.page_size, args.dtype
+        )
+    knobs = {
+        k: getattr(args, k)
+        for k in (
+            "block_n",
+            "num_warps",
+            "num_stages",
+            "merge_block_s",
+            "merge_d_split",
+            "grid_order",
+        )
+        if getattr(args, k) is not None
+    }
+    progress = lambda line: print(line, flush=True)
+    progress(f"measuring ceilings, then {len(todo)} shapes x {len(providers)} providers")
+    ceilings = measure_ceilings()
+    progress(
+        f"read ceiling {ceilings['read_bytes_per_s'] / 1e12:.2f} TB/s, "
+        f"matmul {ceilings['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s"
+    )
+    rows = run_shapes(
+        todo,
+        providers,
+        ceilings,
+        splits=args.splits,
+        plan_knobs=knobs,
+        rep_ms=args.rep_ms,
+        progress=progress,
+    )
+    result = {"env": environment(), "ceilings": ceilings, "plan_knobs": knobs, "rows": rows}
+    for path in write_results(result, args.out, args.tag):
+        progress(f"wrote {path}")
+    return 0
 
 
 def _plan(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ import torch
 
 # Relative Frobenius error allowed against the fp32 reference, per input dtype (DESIGN.md).
 TOLERANCES = {torch.bfloat16: 2e-2, torch.float16: 2e-2, torch.float32: 2e-2}
+FILL_CHUNK = 1 << 20  # KV rows drawn per step when filling a cache
 
 
 @dataclass
@@ -44,6 +45,7 @@ def random_mla_case(
     shared_prefix: int = 0,
     spare_pages: int = 3,
     first_page: int = 0,
+    contiguous: bool = False,
     seed: int | None = None,
 ) -> MlaCase:
     """Random MLA inputs for requests of the given lengths.
@@ -54,6 +56,7 @@ def random_mla_case(
     spare_pages: pool pages nobody uses (NaN), so page ids are not simply dense.
     first_page: lowest page id handed out; pages below it exist but are unused, which places a
         small case at the far end of a large pool (64-bit offsets).
+    contiguous: each request's own pages in order (the benchmarks' layout), not shuffled.
     """
     gen = torch.Generator(device="cpu")
     gen.manual_seed(int(torch.randint(0, 2**31, ()).item()) if seed is None else seed)
@@ -69,7 +72,8 @@ def random_mla_case(
     poison_page = num_pages - 1
 
     page_table = torch.full((batch, columns), poison_page, dtype=torch.int32)
-    ids = first_page + torch.randperm(num_used, generator=gen)
+    order = torch.arange(num_used) if contiguous else torch.randperm(num_used, generator=gen)
+    ids = first_page + order
     shared_ids, own_ids = ids[:shared], ids[shared:]
     for b in range(batch):
         n_shared = min(shared, pages_each[b])
@@ -88,8 +92,10 @@ def random_mla_case(
     )
     dev_gen = torch.Generator(device=device)
     dev_gen.manual_seed(int(torch.randint(0, 2**31, (), generator=gen)))
-    values = torch.randn(len(positions), head_dim_qk, generator=dev_gen, device=device)
-    kv_cache[pages, slots] = values.to(dtype)
+    for start in range(0, len(positions), FILL_CHUNK):  # chunks bound the fp32 staging memory
+        chunk = slice(start, start + FILL_CHUNK)
+        rows = torch.randn(len(positions[chunk]), head_dim_qk, generator=dev_gen, device=device)
+        kv_cache[pages[chunk], slots[chunk]] = rows.to(dtype)
     q = torch.randn(batch, qlen, num_heads, head_dim_qk, generator=dev_gen, device=device)
     return MlaCase(
         q=q.to(dtype),

@@ -1,0 +1,156 @@
+"""Every provider behind one signature: `prepare(case, num_splits) -> Prepared`, whose `run()` is
+the timed step (no allocation, graph-capturable) and whose `result()` gives (out, lse) in
+splitkv's convention (lse natural log, or None where the provider does not return it).
+
+Peers are loaded from installed packages (or a file the user points to), never copied here; a
+peer that cannot be loaded is reported as missing, with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+import splitkv
+from splitkv.testing import MlaCase
+
+SGLANG_MODULE = "sglang/srt/layers/attention/triton_ops/decode_attention.py"
+SGLANG_FILE_ENV = "SPLITKV_SGLANG_DECODE_ATTENTION"  # a path to that one file
+PEER_SPLITS = (8, 16, 32, 64, 128, 256)  # the Triton peer is timed at each; its best is kept
+
+
+@dataclass
+class Prepared:
+    run: Callable[[], object]
+    result: Callable[[], tuple[torch.Tensor, torch.Tensor | None]]
+    num_splits: int
+
+
+class Unsupported(Exception):
+    """The provider cannot run this shape (say why)."""
+
+
+def prepare_splitkv(case: MlaCase, num_splits: int | None, **plan_knobs) -> Prepared:
+    batch, qlen, heads, _ = case.q.shape
+    plan = splitkv.plan_decode(
+        batch,
+        int(case.page_table.shape[1] * case.kv_cache.shape[1]),
+        heads,
+        qlen=qlen,
+        page_size=case.kv_cache.shape[1],
+        dtype=case.q.dtype,
+        device=case.q.device,
+        num_splits=num_splits,
+        **plan_knobs,
+    )
+    out = case.q.new_empty(batch, qlen, heads, plan.head_dim_v)
+    lse = torch.empty(batch, qlen, heads, device=case.q.device)
+    run = lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse)
+    return Prepared(run=run, result=lambda: (out, lse), num_splits=plan.num_splits)
+
+
+def load_sglang_decode_attention() -> types.ModuleType:
+    """SGLang's Triton decode_attention module, without importing sglang (which starts the whole
+    server stack): from $SPLITKV_SGLANG_DECODE_ATTENTION, ./.peers/, or the installed package."""
+    candidates = [os.environ.get(SGLANG_FILE_ENV), ".peers/sglang_decode_attention.py"]
+    spec = importlib.util.find_spec("sglang")
+    if spec is not None and spec.submodule_search_locations:
+        root = Path(next(iter(spec.submodule_search_locations))).parent
+        candidates.append(str(root / SGLANG_MODULE))
+    path = next((c for c in candidates if c and Path(c).is_file()), None)
+    if path is None:
+        raise ImportError(f"no {SGLANG_MODULE} (install sglang or set {SGLANG_FILE_ENV})")
+    # Its one sglang import is `from sglang.srt.utils import is_hip`: stub just that, briefly.
+    utils = types.ModuleType("sglang.srt.utils")
+    utils.is_hip = lambda: torch.version.hip is not None
+    stubs = {"sglang": types.ModuleType("sglang"), "sglang.srt": types.ModuleType("sglang.srt")}
+    stubs["sglang.srt.utils"] = utils
+    saved = {name: sys.modules.get(name) for name in stubs}
+    sys.modules.update(stubs)
+    try:
+        module_spec = importlib.util.spec_from_file_location("_splitkv_peer_sglang_decode", path)
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+    finally:
+        for name, previous in saved.items():
+            if previous is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = previous
+    return module
+
+
+def prepare_triton_peer(case: MlaCase, num_splits: int | None) -> Prepared:
+    """SGLang's split-KV Triton decode (token-level indices, i.e. page size 1 addressing)."""
+    module = load_sglang_decode_attention()
+    batch, qlen, heads, d_qk = case.q.shape
+    if qlen != 1:
+        raise Unsupported("the Triton peer decodes one query token per request")
+    d_v = 512
+    page_size = case.kv_cache.shape[1]
+    lengths = case.seq_lens.tolist()
+    device = case.q.device
+    tokens = case.kv_cache.view(-1, 1, d_qk)
+    indices = []
+    for b, n in enumerate(lengths):
+        pos = torch.arange(n, device=device)
+        indices.append(case.page_table[b, pos // page_size].long() * page_size + pos % page_size)
+    kv_indices = torch.cat(indices).to(torch.int32)
+    kv_indptr = torch.zeros(batch + 1, dtype=torch.int32, device=device)
+    kv_indptr[1:] = torch.tensor(lengths, device=device).cumsum(0)
+    splits = num_splits or 32
+    q = case.q[:, 0].contiguous()
+    out = q.new_empty(batch, heads, d_v)
+    logits = torch.empty(batch, heads, splits, d_v, dtype=torch.float32, device=device)
+    lse = torch.empty(batch, heads, splits, dtype=torch.float32, device=device)
+    num_kv_splits = torch.full((batch,), splits, dtype=torch.int32, device=device)
+    scale = d_qk**-0.5
+
+    def run():
+        module.decode_attention_fwd(
+            q,
+            tokens,
+            tokens[..., :d_v],
+            out,
+            kv_indptr,
+            kv_indices,
+            logits,
+            lse,
+            num_kv_splits,
+            splits,
+            scale,
+        )
+
+    return Prepared(run=run, result=lambda: (out[:, None], None), num_splits=splits)
+
+
+PROVIDERS: dict[str, Callable[..., Prepared]] = {
+    "splitkv": prepare_splitkv,
+    "triton-peer": prepare_triton_peer,
+}
+# Peers with no adapter here yet: reported as missing when they are not importable.
+OPTIONAL_PEERS = {"flashinfer": "flashinfer", "flashmla": "flash_mla"}
+
+
+def missing_reason(provider: str) -> str | None:
+    """Why a provider cannot run on this machine, or None if it can."""
+    if provider == "triton-peer":
+        try:
+            load_sglang_decode_attention()
+        except Exception as error:  # any failure to load the peer is reported, not raised
+            return f"not loadable: {error}"
+        return None
+    if provider in OPTIONAL_PEERS:
+        if importlib.util.find_spec(OPTIONAL_PEERS[provider]) is None:
+            return f"not importable ({OPTIONAL_PEERS[provider]} is not installed)"
+        return "importable, but splitkv has no adapter for it yet"
+    if provider not in PROVIDERS:
+        return "unknown provider"
+    return None

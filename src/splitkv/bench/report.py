@@ -1,0 +1,120 @@
+"""Results on disk: JSON (everything), CSV (one row per measurement), a markdown table and a
+roofline plot (PNG, when matplotlib is installed)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+CSV_FIELDS = [
+    "provider",
+    "label",
+    "heads",
+    "context",
+    "batch",
+    "qlen",
+    "page_size",
+    "dtype",
+    "num_splits",
+    "p20_us",
+    "p50_us",
+    "p80_us",
+    "gb_per_s",
+    "tflop_per_s",
+    "frac_read_ceiling",
+    "frac_matmul",
+    "rel_error",
+    "status",
+    "command",
+]
+
+
+def write_results(result: dict, out_dir: str | Path, stem: str) -> list[Path]:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{stem}.json", out / f"{stem}.csv", out / f"{stem}.md"]
+    paths[0].write_text(json.dumps(result, indent=1))
+    with paths[1].open("w", newline="") as f:
+        writer = csv.DictWriter(f, CSV_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for row in result["rows"]:
+            writer.writerow({**row, "gpu": result["env"]["gpu"]})
+    paths[2].write_text(markdown(result))
+    png = out / f"{stem}.png"
+    if roofline_png(result, png):
+        paths.append(png)
+    return paths
+
+
+def markdown(result: dict) -> str:
+    env, ceil = result["env"], result["ceilings"]
+    lines = [
+        f"# splitkv bench: {env['gpu']}",
+        "",
+        f"splitkv {env['splitkv']}, torch {env['torch']}, triton {env['triton']}, "
+        f"CUDA {env['cuda']}. Command: `{env['command']}`",
+        "",
+        "Ceilings measured in this run: streaming read "
+        f"{ceil['read_bytes_per_s'] / 1e12:.2f} TB/s, "
+        f"bf16 matmul {ceil['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s.",
+        "",
+        "| provider | heads | shape | qlen | splits | p50 us (p20-p80) | GB/s | of read ceiling "
+        "| TFLOP/s | of matmul | status |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in result["rows"]:
+        shape = r["label"] or f"{r['context']} x {r['batch']}"
+        if r.get("status") == "ok":
+            timing = f"{r['p50_us']:.1f} ({r['p20_us']:.1f}-{r['p80_us']:.1f})"
+            lines.append(
+                f"| {r['provider']} | {r['heads']} | {shape} | {r['qlen']} | {r['num_splits']} | "
+                f"{timing} | {r['gb_per_s']:.0f} | {r['frac_read_ceiling']:.1%} | "
+                f"{r['tflop_per_s']:.1f} | {r['frac_matmul']:.1%} | ok |"
+            )
+        else:
+            lines.append(
+                f"| {r['provider']} | {r['heads']} | {shape} | {r['qlen']} | "
+                f"{r.get('num_splits', '')} | | | | | | {r.get('status')} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def roofline_png(result: dict, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    ceil = result["ceilings"]
+    bw, peak = ceil["read_bytes_per_s"], ceil["matmul_flops_per_s"]
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    ok = [r for r in result["rows"] if r.get("status") == "ok"]
+    for provider in sorted({r["provider"] for r in ok}):
+        mine = [r for r in ok if r["provider"] == provider]
+        ax.scatter(
+            [r["flops"] / r["bytes_read"] for r in mine],
+            [r["tflop_per_s"] for r in mine],
+            label=provider,
+            s=18,
+        )
+    intensities = [0.5 * 2**i for i in range(14)]
+    ax.plot(
+        intensities,
+        [min(bw * i, peak) / 1e12 for i in intensities],
+        "k--",
+        label=f"roof: {bw / 1e12:.2f} TB/s read, {peak / 1e12:.0f} TFLOP/s",
+    )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("FLOP per byte read")
+    ax.set_ylabel("TFLOP/s achieved")
+    ax.set_title(f"MLA decode on {result['env']['gpu']}")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
