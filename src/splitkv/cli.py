@@ -118,6 +118,11 @@ def _bench(args: argparse.Namespace) -> int:
         f"read ceiling {ceilings['read_bytes_per_s'] / 1e12:.2f} TB/s, "
         f"matmul {ceilings['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s"
     )
+    result = {"env": environment(), "ceilings": ceilings, "plan_knobs": knobs, "rows": []}
+
+    def save(rows: list[dict]) -> list:
+        return write_results({**result, "rows": rows}, args.out, args.tag)
+
     rows = run_shapes(
         todo,
         providers,
@@ -126,9 +131,9 @@ def _bench(args: argparse.Namespace) -> int:
         plan_knobs=knobs,
         rep_ms=args.rep_ms,
         progress=progress,
+        checkpoint=save,
     )
-    result = {"env": environment(), "ceilings": ceilings, "plan_knobs": knobs, "rows": rows}
-    for path in write_results(result, args.out, args.tag):
+    for path in save(rows):
         progress(f"wrote {path}")
     return 0
 

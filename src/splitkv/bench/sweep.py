@@ -55,8 +55,10 @@ def run_shapes(
     plan_knobs: dict | None = None,
     rep_ms: int = 100,
     progress: Callable[[str], None] = print,
+    checkpoint: Callable[[list[dict]], None] | None = None,
 ) -> list[dict]:
-    """One row per (shape, provider[, splits]); the Triton peer keeps its best split count."""
+    """One row per (shape, provider[, splits]); the Triton peer keeps its best split count.
+    `checkpoint(rows)` runs after each shape, so a run cut short still leaves its results."""
     rows = []
     l2_bytes = torch.cuda.get_device_properties(0).L2_cache_size
     missing = {p: missing_reason(p) for p in providers}
@@ -95,6 +97,8 @@ def run_shapes(
                 progress("    " + _summary(best))
         del cases
         torch.cuda.empty_cache()
+        if checkpoint is not None:
+            checkpoint(rows)
     return rows
 
 
