@@ -195,3 +195,13 @@ def test_plan_decode_rejects_bad_arguments(kwargs, argument, error):
     args.update(kwargs)
     with pytest.raises(error, match=rf"^{argument}: expected"):
         splitkv.plan_decode(**args)
+
+
+def test_h200_rounds_to_the_fuller_last_wave():
+    # Batch 48 at 12 heads: two waves of 132 SMs are 5.5 splits; 4 splits leave the second wave
+    # half empty (192 programs), 8 fill three waves to 97% (384): 8 measured faster on the H200.
+    assert num_partitions(48, 68096, 12, H200, is_mla=True) == 8
+    # Batch 1 at 8,192 keys: one 64-key block per split, 128 splits.
+    assert num_partitions(1, 8192, 12, H200, is_mla=True) == 128
+    # Batch 8: 33 -> 32 (256 programs fill two waves as well as 64 fill four; fewer partials).
+    assert num_partitions(8, 68096, 12, H200, is_mla=True) == 32

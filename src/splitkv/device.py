@@ -25,6 +25,8 @@ class PartitionTunables:
     max_splits: the merge's limit for the MLA-style branch.
     mha_max_splits: the MHA-style branch's cap.
     single_kv_split_page_size: the finer work floor for single-kv-head MHA.
+    balance_waves: round the split count to the neighbouring power of two whose last wave of
+        programs is fuller, even past two waves (seed 001 rounds up only within two waves).
     fitted: False while the values are seed 001's MI355X constants carried over unmeasured.
     """
 
@@ -34,6 +36,7 @@ class PartitionTunables:
     max_splits: int = 256
     mha_max_splits: int = 64
     single_kv_split_page_size: int = 128
+    balance_waves: bool = False
     fitted: bool = False
 
 
@@ -101,9 +104,13 @@ def _cpu_spec() -> DeviceSpec:
     )
 
 
-# NVIDIA tunables are seed 001's until `splitkv tune` fits them on the device; block_m is the
-# widest head block splitkv's MLA kernel packs (64 rows: the wgmma tile height).
-_NVIDIA_TUNABLES = PartitionTunables(block_m=64)
+# NVIDIA: block_m is the widest head block splitkv's MLA kernel packs (64 rows: the wgmma tile
+# height). split_page_size 64 (one key block) and balance_waves come from the first H200 sweep
+# of num_splits (docs/perf.md, v0.1.1): at batch 1 and 8,192 keys, 128 splits of one block beat
+# the 32 that 256-key pages allowed (13.2 vs 21.7 us); at batch 48, 8 to 16 splits beat the 4
+# that rounding down within two waves gave (140 vs 158 us). The rest is seed 001's until
+# `splitkv tune` fits it.
+_NVIDIA_TUNABLES = PartitionTunables(block_m=64, split_page_size=64, balance_waves=True)
 _PRESETS = {
     "h100": DeviceSpec("h100", 132, 1, 50 * MiB, 3.35e12, _NVIDIA_TUNABLES),
     "h200": DeviceSpec("h200", 132, 1, 60 * MiB, 4.8e12, _NVIDIA_TUNABLES),

@@ -48,7 +48,9 @@ def num_partitions(
 
     Bucketing, both regimes: the target is first limited to `min(cap, pages, two_wave)` (a split
     never holds less than one page of keys), then rounded up to a power of two, or down where
-    rounding up would pass that limit. The result is at least 1.
+    rounding up would pass that limit. With `tunables.balance_waves` (NVIDIA) it is instead
+    rounded to whichever neighbouring power of two fills its last wave of programs better, two
+    waves or not. The result is at least 1.
 
     >>> mi355x = DeviceSpec.preset("mi355x")
     >>> num_partitions(2, 131072, 64, mi355x, is_mla=True)
@@ -96,6 +98,8 @@ def num_partitions(
     else:
         target = min(max(work_floor, one_wave), two_wave)
 
+    if tun.balance_waves:
+        return _balanced_pow2(target, min(cap, pages), ctas_per_partition, units)
     limit = cap if high_occupancy else min(cap, two_wave)
     return _bucket_pow2(target, min(limit, pages))
 
@@ -107,6 +111,22 @@ def _bucket_pow2(target: int, upper: int) -> int:
     if up <= upper:
         return up
     return 1 << (target.bit_length() - 1)
+
+
+def _balanced_pow2(target: int, upper: int, ctas_per_partition: int, units: int) -> int:
+    """Of the powers of two just below and above `target` (at most `upper`), the one whose last
+    wave of programs is fullest; the smaller on a tie (fewer partials to merge)."""
+    target = max(1, min(target, upper))
+    down = 1 << (target.bit_length() - 1)
+    up = 1 << (target - 1).bit_length()
+
+    def last_wave_fill(splits: int) -> float:
+        programs = splits * ctas_per_partition
+        return programs / (units * _cdiv(programs, units))
+
+    if up > upper or last_wave_fill(down) >= last_wave_fill(up) - 1e-9:
+        return down
+    return up
 
 
 def _as_spec(device: DeviceSpec | str | torch.device) -> DeviceSpec:
