@@ -197,11 +197,17 @@ def test_plan_decode_rejects_bad_arguments(kwargs, argument, error):
         splitkv.plan_decode(**args)
 
 
-def test_h200_rounds_to_the_fuller_last_wave():
-    # Batch 48 at 12 heads: two waves of 132 SMs are 5.5 splits; 4 splits leave the second wave
-    # half empty (192 programs), 8 fill three waves to 97% (384): 8 measured faster on the H200.
-    assert num_partitions(48, 68096, 12, H200, is_mla=True) == 8
-    # Batch 1 at 8,192 keys: one 64-key block per split, 128 splits.
-    assert num_partitions(1, 8192, 12, H200, is_mla=True) == 128
-    # Batch 8: 33 -> 32 (256 programs fill two waves as well as 64 fill four; fewer partials).
+def test_h200_fill_rule_matches_its_sweep():
+    # The best counts of the H200 sweep (benchmarks/results/h200_splits_v0.1.1.*): 16-row
+    # programs run two per SM, so a wave is 264 of them; the rule takes the smallest power of
+    # two that fills 90% of its last wave.
+    assert num_partitions(48, 68096, 12, H200, is_mla=True) == 16  # 768 programs, not 384
+    assert num_partitions(16, 327600, 12, H200, is_mla=True) == 16  # 256, not 128
+    assert num_partitions(128, 8192, 12, H200, is_mla=True) == 2
     assert num_partitions(8, 68096, 12, H200, is_mla=True) == 32
+    # Batch 1 at 8,192 keys: one 64-key block per split, 128 splits (fewer than a full wave).
+    assert num_partitions(1, 8192, 12, H200, is_mla=True) == 128
+    assert num_partitions(1, 327600, 12, H200, is_mla=True) == 256
+    # 64-row programs (128 heads) run one per SM: a wave is 132.
+    assert num_partitions(48, 8192, 128, H200, is_mla=True) == 4
+    assert num_partitions(128, 8192, 128, H200, is_mla=True) == 1

@@ -25,8 +25,11 @@ class PartitionTunables:
     max_splits: the merge's limit for the MLA-style branch.
     mha_max_splits: the MHA-style branch's cap.
     single_kv_split_page_size: the finer work floor for single-kv-head MHA.
-    balance_waves: round the split count to the neighbouring power of two whose last wave of
-        programs is fuller, even past two waves (seed 001 rounds up only within two waves).
+    wave_fill: None keeps seed 001's MLA rule. A number (NVIDIA) selects the fill rule: the
+        smallest power-of-two split count whose programs fill at least this fraction of their
+        last wave, a wave being the programs resident at once (SMs x programs_per_sm).
+    programs_per_sm: stage-1 programs one SM holds at once, by the kernel's head-block height
+        (rows <= 16, taller): the wave size of the fill rule.
     fitted: False while the values are seed 001's MI355X constants carried over unmeasured.
     """
 
@@ -36,7 +39,8 @@ class PartitionTunables:
     max_splits: int = 256
     mha_max_splits: int = 64
     single_kv_split_page_size: int = 128
-    balance_waves: bool = False
+    wave_fill: float | None = None
+    programs_per_sm: tuple[int, int] = (2, 1)
     fitted: bool = False
 
 
@@ -105,12 +109,13 @@ def _cpu_spec() -> DeviceSpec:
 
 
 # NVIDIA: block_m is the widest head block splitkv's MLA kernel packs (64 rows: the wgmma tile
-# height). split_page_size 64 (one key block) and balance_waves come from the first H200 sweep
-# of num_splits (docs/perf.md, v0.1.1): at batch 1 and 8,192 keys, 128 splits of one block beat
-# the 32 that 256-key pages allowed (13.2 vs 21.7 us); at batch 48, 8 to 16 splits beat the 4
-# that rounding down within two waves gave (140 vs 158 us). The rest is seed 001's until
-# `splitkv tune` fits it.
-_NVIDIA_TUNABLES = PartitionTunables(block_m=64, split_page_size=64, balance_waves=True)
+# height). The MLA split count follows the fill rule, fitted on the H200's num_splits sweeps
+# (docs/perf.md, v0.1.2): at 12 heads the best counts put 256, 512 or 768 programs in flight
+# and the worst 128 or 384, i.e. two 16-row programs per SM and full last waves; at 128 heads
+# (64-row programs) one per SM. split_page_size 64 is one key block: at batch 1 and 8,192 keys,
+# 128 one-block splits beat the 32 that 256-key pages allowed (13.2 vs 21.7 us). The MHA-style
+# constants are still seed 001's until `splitkv tune` fits them.
+_NVIDIA_TUNABLES = PartitionTunables(block_m=64, split_page_size=64, wave_fill=0.9)
 _PRESETS = {
     "h100": DeviceSpec("h100", 132, 1, 50 * MiB, 3.35e12, _NVIDIA_TUNABLES),
     "h200": DeviceSpec("h200", 132, 1, 60 * MiB, 4.8e12, _NVIDIA_TUNABLES),

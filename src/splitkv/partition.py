@@ -48,9 +48,11 @@ def num_partitions(
 
     Bucketing, both regimes: the target is first limited to `min(cap, pages, two_wave)` (a split
     never holds less than one page of keys), then rounded up to a power of two, or down where
-    rounding up would pass that limit. With `tunables.balance_waves` (NVIDIA) it is instead
-    rounded to whichever neighbouring power of two fills its last wave of programs better, two
-    waves or not. The result is at least 1.
+    rounding up would pass that limit. The result is at least 1.
+
+    NVIDIA presets (`tunables.wave_fill` set) replace the MLA-style rule by the fill rule, fitted
+    on the H200: the smallest power of two whose stage-1 programs fill at least `wave_fill` of
+    their last wave, a wave being `compute_units * programs_per_sm` programs in flight.
 
     >>> mi355x = DeviceSpec.preset("mi355x")
     >>> num_partitions(2, 131072, 64, mi355x, is_mla=True)
@@ -66,6 +68,8 @@ def num_partitions(
     tun = spec.tunables
     units = spec.compute_units
 
+    if is_mla and tun.wave_fill is not None:
+        return _fill_rule(batch_size, heads_per_group, _cdiv(num_keys, tun.split_page_size), spec)
     if is_mla:
         ctas_per_partition = _cdiv(heads_per_group, tun.block_m) * batch_size
         pages = _cdiv(num_keys, tun.split_page_size)
@@ -98,8 +102,6 @@ def num_partitions(
     else:
         target = min(max(work_floor, one_wave), two_wave)
 
-    if tun.balance_waves:
-        return _balanced_pow2(target, min(cap, pages), ctas_per_partition, units)
     limit = cap if high_occupancy else min(cap, two_wave)
     return _bucket_pow2(target, min(limit, pages))
 
@@ -113,20 +115,21 @@ def _bucket_pow2(target: int, upper: int) -> int:
     return 1 << (target.bit_length() - 1)
 
 
-def _balanced_pow2(target: int, upper: int, ctas_per_partition: int, units: int) -> int:
-    """Of the powers of two just below and above `target` (at most `upper`), the one whose last
-    wave of programs is fullest; the smaller on a tie (fewer partials to merge)."""
-    target = max(1, min(target, upper))
-    down = 1 << (target.bit_length() - 1)
-    up = 1 << (target - 1).bit_length()
-
-    def last_wave_fill(splits: int) -> float:
+def _fill_rule(batch_size: int, rows: int, pages: int, spec: DeviceSpec) -> int:
+    """The smallest power-of-two split count whose programs fill `wave_fill` of their last wave
+    (a wave: the programs all SMs hold at once); where none does within `min(cap, pages)`, the
+    largest allowed, for the most parallelism."""
+    tun = spec.tunables
+    per_sm = tun.programs_per_sm[0] if rows <= 16 else tun.programs_per_sm[1]
+    wave = spec.compute_units * per_sm
+    ctas_per_partition = _cdiv(rows, tun.block_m if rows > 16 else 16) * batch_size
+    upper = max(1, min(tun.max_splits, pages))
+    splits = 1
+    while True:
         programs = splits * ctas_per_partition
-        return programs / (units * _cdiv(programs, units))
-
-    if up > upper or last_wave_fill(down) >= last_wave_fill(up) - 1e-9:
-        return down
-    return up
+        if programs / (wave * _cdiv(programs, wave)) >= tun.wave_fill or 2 * splits > upper:
+            return splits
+        splits *= 2
 
 
 def _as_spec(device: DeviceSpec | str | torch.device) -> DeviceSpec:
