@@ -100,7 +100,7 @@ def roofline_png(result: dict, path: Path) -> bool:
             label=provider,
             s=18,
         )
-    intensities = [0.5 * 2**i for i in range(14)]
+    intensities = [0.5 * 2 ** (i / 16) for i in range(16 * 14)]  # dense enough to show the ridge
     ax.plot(
         intensities,
         [min(bw * i, peak) / 1e12 for i in intensities],
