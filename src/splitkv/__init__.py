@@ -20,6 +20,7 @@ from splitkv.device import DeviceSpec, PartitionTunables
 from splitkv.mla import mla_decode
 from splitkv.partition import num_partitions
 from splitkv.plan import DecodePlan, DecodeWorkspace, plan_decode
+from splitkv.torch_op import mla_decode_op  # registers torch.ops.splitkv.mla_decode
 
 __version__ = "0.1.0"
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "PartitionTunables",
     "__version__",
     "mla_decode",
+    "mla_decode_op",
     "num_partitions",
     "plan_decode",
     "reference",

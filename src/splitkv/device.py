@@ -7,6 +7,7 @@ device it plans for: `DeviceSpec.preset("mi355x")` reproduces seed 001's sweep t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from dataclasses import dataclass, field
 
@@ -86,16 +87,23 @@ class DeviceSpec:
             return _cpu_spec()
         if device.type != "cuda":
             raise ValueError(f"device: expected a cuda (or ROCm) or cpu device, got {device}")
-        props = torch.cuda.get_device_properties(device)
-        preset = _match_preset(props.name, getattr(props, "gcnArchName", ""))
-        measured = {
-            "name": props.name,
-            "compute_units": props.multi_processor_count,
-            "l2_bytes": getattr(props, "L2_cache_size", 0) or (preset.l2_bytes if preset else 0),
-        }
-        if preset is not None:
-            return dataclasses.replace(preset, **measured)
-        return cls(l2_domains=1, hbm_bytes_per_s=0.0, **measured)
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        return _cuda_spec(index)
+
+
+@functools.cache
+def _cuda_spec(index: int) -> DeviceSpec:
+    """Read once per device: planning without a plan happens on every call."""
+    props = torch.cuda.get_device_properties(index)
+    preset = _match_preset(props.name, getattr(props, "gcnArchName", ""))
+    measured = {
+        "name": props.name,
+        "compute_units": props.multi_processor_count,
+        "l2_bytes": getattr(props, "L2_cache_size", 0) or (preset.l2_bytes if preset else 0),
+    }
+    if preset is not None:
+        return dataclasses.replace(preset, **measured)
+    return DeviceSpec(l2_domains=1, hbm_bytes_per_s=0.0, **measured)
 
 
 def _cpu_spec() -> DeviceSpec:
