@@ -42,3 +42,13 @@ def test_check_passes(splits, capsys):
 def test_bad_input_is_an_error_not_a_traceback(capsys):
     assert main(["check", "--context", "2", "--qlen", "4", "--heads", "2"]) == 2
     assert "seq_lens: expected" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["bench", "tune"])
+def test_gpu_commands_say_they_need_a_gpu(command, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    assert main([command]) == 2
+    assert "needs a CUDA or ROCm GPU" in capsys.readouterr().err

@@ -26,9 +26,19 @@ def main(argv: list[str] | None = None) -> int:
     _shape_arguments(check)
     bench = commands.add_parser("bench", help="splitkv beside its peers and the ceilings (GPU)")
     _bench_arguments(bench)
+    tune = commands.add_parser("tune", help="fit the planner's split rule on this GPU")
+    tune.add_argument("--heads", type=int, nargs="+", default=[12, 16, 128])
+    tune.add_argument("--context", type=int, nargs="+", default=[8192, 68096, 327600])
+    tune.add_argument("--batch", type=int, nargs="+", default=[1, 8, 16, 48, 128])
+    tune.add_argument("--preset", default=None, help="table name (default: matched from the GPU)")
+    tune.add_argument("--out", default="benchmarks/results", help="results folder")
+    tune.add_argument("--tag", default="tune", help="file name stem of the results")
+    tune.add_argument("--no-save", action="store_true", help="write the table to --out only")
     args = parser.parse_args(argv)
     if args.command == "bench":
         return _bench(args)
+    if args.command == "tune":
+        return _tune(args)
     defaults = GPU_DEMO if torch.cuda.is_available() else CPU_DEMO
     for key, value in defaults.items():
         if getattr(args, key) is None:
@@ -136,6 +146,24 @@ def _bench(args: argparse.Namespace) -> int:
     for path in save(rows):
         progress(f"wrote {path}")
     return 0
+
+
+def _tune(args: argparse.Namespace) -> int:
+    if not torch.cuda.is_available():
+        print("splitkv tune: error: needs a CUDA or ROCm GPU", file=sys.stderr)
+        return 2
+    from splitkv.bench.tuning import run_tune
+
+    return run_tune(
+        args.heads,
+        args.context,
+        args.batch,
+        preset=args.preset,
+        out_dir=args.out,
+        tag=args.tag,
+        save=not args.no_save,
+        progress=lambda line: print(line, flush=True),
+    )
 
 
 def _plan(args: argparse.Namespace) -> int:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
@@ -95,7 +97,7 @@ class DeviceSpec:
 def _cuda_spec(index: int) -> DeviceSpec:
     """Read once per device: planning without a plan happens on every call."""
     props = torch.cuda.get_device_properties(index)
-    preset = _match_preset(props.name, getattr(props, "gcnArchName", ""))
+    preset = match_preset(props.name, getattr(props, "gcnArchName", ""))
     measured = {
         "name": props.name,
         "compute_units": props.multi_processor_count,
@@ -124,16 +126,29 @@ def _cpu_spec() -> DeviceSpec:
 # 128 one-block splits beat the 32 that 256-key pages allowed (13.2 vs 21.7 us). The MHA-style
 # constants are still seed 001's until `splitkv tune` fits them.
 _NVIDIA_TUNABLES = PartitionTunables(block_m=64, split_page_size=64, wave_fill=0.9)
+TUNED_DIR = Path(__file__).parent / "tuned"  # per-device tables written by `splitkv tune`
+
+
+def _tuned(preset: str, default: PartitionTunables) -> PartitionTunables:
+    """The preset's fitted table, if `splitkv tune` wrote one, else `default`."""
+    path = TUNED_DIR / f"{preset}.json"
+    if not path.is_file():
+        return default
+    fields = json.loads(path.read_text())["tunables"]
+    fields["programs_per_sm"] = tuple(fields["programs_per_sm"])
+    return PartitionTunables(**fields)
+
+
 _PRESETS = {
-    "h100": DeviceSpec("h100", 132, 1, 50 * MiB, 3.35e12, _NVIDIA_TUNABLES),
-    "h200": DeviceSpec("h200", 132, 1, 60 * MiB, 4.8e12, _NVIDIA_TUNABLES),
-    "b200": DeviceSpec("b200", 148, 2, 126 * MiB, 8.0e12, _NVIDIA_TUNABLES),
+    "h100": DeviceSpec("h100", 132, 1, 50 * MiB, 3.35e12, _tuned("h100", _NVIDIA_TUNABLES)),
+    "h200": DeviceSpec("h200", 132, 1, 60 * MiB, 4.8e12, _tuned("h200", _NVIDIA_TUNABLES)),
+    "b200": DeviceSpec("b200", 148, 2, 126 * MiB, 8.0e12, _tuned("b200", _NVIDIA_TUNABLES)),
     "mi300x": DeviceSpec("mi300x", 304, 8, 32 * MiB, 5.3e12, PartitionTunables()),
     "mi355x": DeviceSpec("mi355x", 256, 8, 32 * MiB, 8.0e12, PartitionTunables(fitted=True)),
 }
 
 
-def _match_preset(name: str, arch: str) -> DeviceSpec | None:
+def match_preset(name: str, arch: str) -> DeviceSpec | None:
     text = f"{name} {arch}".lower()
     for key, marker in (
         ("h200", "h200"),

@@ -118,3 +118,45 @@ def roofline_png(result: dict, path: Path) -> bool:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return True
+
+
+def splits_png(rows: list[dict], path: Path, chosen: dict | None = None) -> bool:
+    """Time vs num_splits, one panel per head count, one line per (context, batch); `chosen`
+    maps (heads, context, batch) to the planner's pick, drawn as a ring."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    ok = [r for r in rows if r.get("status") == "ok" and not r.get("label")]
+    heads = sorted({r["heads"] for r in ok})
+    if not heads:
+        return False
+    fig, axes = plt.subplots(1, len(heads), figsize=(5.5 * len(heads), 4.5), squeeze=False)
+    for ax, h in zip(axes[0], heads, strict=True):
+        for ctx, bs in sorted({(r["context"], r["batch"]) for r in ok if r["heads"] == h}):
+            mine = sorted(
+                (r for r in ok if (r["heads"], r["context"], r["batch"]) == (h, ctx, bs)),
+                key=lambda r: r["num_splits"],
+            )
+            best = min(r["p50_us"] for r in mine)
+            xs = [r["num_splits"] for r in mine]
+            (line,) = ax.plot(
+                xs, [r["p50_us"] / best for r in mine], marker=".", label=f"{ctx} x {bs}"
+            )
+            pick = (chosen or {}).get((h, ctx, bs))
+            at = [r["p50_us"] / best for r in mine if r["num_splits"] == pick]
+            if at:
+                ax.plot([pick], at, "o", mfc="none", ms=10, color=line.get_color())
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0.95, 2.0)
+        ax.set_title(f"{h} heads: time / best (ring: planner's choice)")
+        ax.set_xlabel("num_splits")
+        ax.legend(fontsize=6, ncol=2)
+        ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

@@ -1,0 +1,66 @@
+"""`splitkv tune`: sweep num_splits on this GPU, fit the planner, write the per-device table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from splitkv.bench.report import splits_png, write_results
+from splitkv.bench.shapes import grid_shapes
+from splitkv.bench.sweep import environment, measure_ceilings, run_shapes
+from splitkv.device import TUNED_DIR, DeviceSpec, match_preset
+from splitkv.tune import SWEEP_SPLITS, fit_tunables, save_tuned
+
+
+def run_tune(
+    heads: list[int],
+    contexts: list[int],
+    batches: list[int],
+    *,
+    preset: str | None,
+    out_dir: str,
+    tag: str,
+    save: bool,
+    rep_ms: int = 30,
+    progress=print,
+) -> int:
+    """Sweep, fit, save; `save=False` writes the table beside the results only."""
+    props = torch.cuda.get_device_properties(0)
+    if preset is None:
+        match = match_preset(props.name, getattr(props, "gcnArchName", ""))
+        if match is None:
+            raise ValueError(f"preset: {props.name} matches no preset; name one with --preset")
+        preset = match.name
+    spec = DeviceSpec.from_torch("cuda")
+    shapes = grid_shapes(heads, contexts, batches)
+    progress(f"tuning {preset}: {len(shapes)} shapes x {len(SWEEP_SPLITS)} split counts")
+    ceilings = measure_ceilings()
+    result = {"env": environment(), "ceilings": ceilings, "plan_knobs": {}, "rows": []}
+    rows = run_shapes(
+        shapes,
+        ["splitkv"],
+        ceilings,
+        splits=list(SWEEP_SPLITS),
+        rep_ms=rep_ms,
+        progress=progress,
+        checkpoint=lambda r: write_results({**result, "rows": r}, out_dir, tag),
+    )
+    result["rows"] = rows
+    write_results(result, out_dir, tag)
+    fit = fit_tunables(rows, spec)
+    progress(f"fit: {fit.tunables}")
+    progress(
+        f"chosen vs best: geometric mean {fit.mean_slowdown:.3f}x, worst {fit.worst_slowdown:.3f}x"
+    )
+    for shape in fit.per_shape:
+        if shape["slowdown"] > 1.05:
+            progress(f"  off by more than 5%: {shape}")
+    chosen = {(s["heads"], s["context"], s["batch"]): s["chosen_splits"] for s in fit.per_shape}
+    splits_png(rows, Path(out_dir) / f"{tag}_splits.png", chosen)
+    source = f"benchmarks/results/{tag}.json"
+    table = save_tuned(fit, preset, source, directory=TUNED_DIR if save else Path(out_dir))
+    if save and Path(out_dir) != TUNED_DIR:  # a copy beside the results travels back too
+        (Path(out_dir) / f"{tag}_{preset}.json").write_text(table.read_text())
+    progress(f"wrote {table}")
+    return 0

@@ -1,0 +1,130 @@
+"""Fitting the planner to a device: from a measured num_splits sweep to a per-device table.
+
+`splitkv tune` (on a GPU) times every power-of-two split count at each shape, then
+`fit_tunables` searches the fill rule's constants for the set whose choices come closest to the
+best measured count at every shape, and `save_tuned` writes them where `DeviceSpec` finds them.
+The fit is plain Python over the sweep's rows, so it is tested without a GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+from splitkv.device import TUNED_DIR, DeviceSpec, PartitionTunables
+from splitkv.partition import num_partitions
+
+SWEEP_SPLITS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+CANDIDATES = {
+    "programs_per_sm": [(small, wide) for small in (1, 2, 3, 4) for wide in (1, 2)],
+    "wave_fill": [0.7, 0.75, 0.8, 0.85, 0.9, 0.95],
+    "split_page_size": [32, 64, 128, 256],
+}
+ShapeKey = tuple[int, int, int, int]  # heads, context, batch, qlen
+
+
+def best_times(rows: Iterable[dict]) -> dict[ShapeKey, dict[int, float]]:
+    """p50 per split count, per uniform shape, from a sweep's ok rows of splitkv."""
+    times: dict[ShapeKey, dict[int, float]] = {}
+    for row in rows:
+        if row.get("provider", "splitkv") != "splitkv" or row.get("status") != "ok":
+            continue
+        if row.get("label"):
+            continue  # ragged and prefix batches are not part of the fit
+        key = (row["heads"], row["context"], row["batch"], row.get("qlen", 1))
+        splits = times.setdefault(key, {})
+        splits[row["num_splits"]] = min(row["p50_us"], splits.get(row["num_splits"], math.inf))
+    return times
+
+
+def time_at(measured: dict[int, float], splits: int) -> float:
+    """The measured time at `splits`, or at the nearest measured count (log2), the slower on a
+    tie, so a rule is never credited with a time nobody measured."""
+    if splits in measured:
+        return measured[splits]
+    distance = {n: abs(math.log2(n) - math.log2(splits)) for n in measured}
+    nearest = min(distance.values())
+    return max(t for n, t in measured.items() if distance[n] == nearest)
+
+
+@dataclasses.dataclass(frozen=True)
+class Fit:
+    tunables: PartitionTunables
+    mean_slowdown: float  # geometric mean of chosen / best time over the shapes
+    worst_slowdown: float
+    per_shape: list[dict]
+
+
+def evaluate(times: dict[ShapeKey, dict[int, float]], spec: DeviceSpec) -> Fit:
+    per_shape = []
+    for (heads, context, batch, qlen), measured in sorted(times.items()):
+        chosen = num_partitions(batch, context, heads * qlen, spec, is_mla=True)
+        best_splits = min(measured, key=measured.get)
+        slowdown = time_at(measured, chosen) / measured[best_splits]
+        per_shape.append(
+            {
+                "heads": heads,
+                "context": context,
+                "batch": batch,
+                "qlen": qlen,
+                "chosen_splits": chosen,
+                "best_splits": best_splits,
+                "slowdown": slowdown,
+            }
+        )
+    logs = [math.log(s["slowdown"]) for s in per_shape]
+    return Fit(
+        tunables=spec.tunables,
+        mean_slowdown=math.exp(sum(logs) / len(logs)) if logs else 1.0,
+        worst_slowdown=max((s["slowdown"] for s in per_shape), default=1.0),
+        per_shape=per_shape,
+    )
+
+
+def fit_tunables(rows: Iterable[dict], spec: DeviceSpec, candidates: dict = CANDIDATES) -> Fit:
+    """The fill-rule constants (from `candidates`) whose choices are slowest against the best
+    measured count by the smallest geometric mean; ties go to the smaller worst case, then to
+    the spec's current constants."""
+    times = best_times(rows)
+    if not times:
+        raise ValueError("rows: expected ok splitkv rows of a num_splits sweep, got none")
+    names = list(candidates)
+    best = evaluate(times, _with_fill_rule(spec, {}))
+    for values in itertools.product(*(candidates[n] for n in names)):
+        fit = evaluate(times, _with_fill_rule(spec, dict(zip(names, values, strict=True))))
+        if (fit.mean_slowdown, fit.worst_slowdown) < (
+            best.mean_slowdown - 1e-9,
+            best.worst_slowdown,
+        ):
+            best = fit
+    return best
+
+
+def _with_fill_rule(spec: DeviceSpec, changes: dict) -> DeviceSpec:
+    tunables = spec.tunables
+    if tunables.wave_fill is None:
+        changes = {"wave_fill": 0.9, **changes}
+    return dataclasses.replace(spec, tunables=dataclasses.replace(tunables, **changes))
+
+
+def save_tuned(fit: Fit, preset: str, source: str, directory: Path = TUNED_DIR) -> Path:
+    """Write the fitted constants as the preset's table (read by `DeviceSpec.preset`)."""
+    tunables = dataclasses.replace(fit.tunables, fitted=True)
+    path = Path(directory) / f"{preset}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "preset": preset,
+        "tunables": dataclasses.asdict(tunables),
+        "fit": {
+            "mean_slowdown": fit.mean_slowdown,
+            "worst_slowdown": fit.worst_slowdown,
+            "source": source,
+            "per_shape": fit.per_shape,
+        },
+    }
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    return path
