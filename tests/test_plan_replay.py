@@ -54,3 +54,17 @@ def test_plan_serves_a_smaller_batch(dtype, device):
     case = random_mla_case([100, 3], 4, page_size=16, dtype=dtype, device=device)
     out, lse = splitkv.mla_decode(*case.args, plan=plan)
     check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+
+
+def test_merge_alone_reproduces_the_output(dtype, device):
+    # The benchmarks time stage 2 on its own: it must redo exactly the call's merge.
+    from splitkv.mla import merge_workspace
+
+    case = random_mla_case([150, 40], 4, page_size=16, dtype=dtype, device=device)
+    plan = splitkv.plan_decode(2, 160, 4, page_size=16, dtype=dtype, device=device, num_splits=4)
+    out, lse = splitkv.mla_decode(*case.args, plan=plan)
+    again, again_lse = torch.full_like(out, float("nan")), torch.full_like(lse, float("nan"))
+    merge_workspace(
+        plan, case.seq_lens, again, again_lse, max_seq_len=case.page_table.shape[1] * 16
+    )
+    assert torch.equal(again, out) and torch.equal(again_lse, lse)

@@ -89,6 +89,13 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     for knob in ("block_n", "num_warps", "num_stages", "merge_block_s", "merge_d_split"):
         parser.add_argument("--" + knob.replace("_", "-"), type=int, default=None)
     parser.add_argument("--grid-order", choices=["split_major", "batch_major"], default=None)
+    parser.add_argument("--merge-time", action="store_true", help="also time stage 2 alone")
+    parser.add_argument(
+        "--ablation",
+        choices=["grid_order", "merge", "pipeline"],
+        default=None,
+        help="one of the seed's levers on and off over issue 3's ablation shapes",
+    )
     parser.add_argument("--rep-ms", type=int, default=100, help="timing window per measurement")
     parser.add_argument("--out", default="benchmarks/results", help="results folder")
     parser.add_argument("--tag", default="bench", help="file name stem of the results")
@@ -99,16 +106,54 @@ def _bench(args: argparse.Namespace) -> int:
         print("splitkv bench: error: needs a CUDA or ROCm GPU", file=sys.stderr)
         return 2
     from splitkv.bench import shapes
+    from splitkv.bench.ablations import ABLATIONS, ablation_shapes
     from splitkv.bench.report import write_results
     from splitkv.bench.sweep import environment, measure_ceilings, run_shapes
 
     providers = [p.strip() for p in args.providers.split(",") if p.strip()]
-    if args.special:
+    measure_merge = args.merge_time
+    if args.ablation:
+        trials, with_prefix, measure_merge = ABLATIONS[args.ablation]
+        todo = ablation_shapes(with_prefix)
+    elif args.special:
         todo = [s for h in args.heads for s in shapes.special_shapes(h, args.dtype)]
+        trials = _trials(args)
     else:
         todo = shapes.grid_shapes(
             args.heads, args.context, args.batch, args.qlen, args.page_size, args.dtype
         )
+        trials = _trials(args)
+    progress = lambda line: print(line, flush=True)
+    progress(f"measuring ceilings, then {len(todo)} shapes x {len(providers)} providers")
+    ceilings = measure_ceilings()
+    progress(
+        f"read ceiling {ceilings['read_bytes_per_s'] / 1e12:.2f} TB/s, "
+        f"matmul {ceilings['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s"
+    )
+    result = {"env": environment(), "ceilings": ceilings, "rows": []}
+
+    def save(rows: list[dict]) -> list:
+        return write_results({**result, "rows": rows}, args.out, args.tag)
+
+    rows = run_shapes(
+        todo,
+        providers,
+        ceilings,
+        trials=trials,
+        measure_merge=measure_merge,
+        rep_ms=args.rep_ms,
+        progress=progress,
+        checkpoint=save,
+    )
+    for path in save(rows):
+        progress(f"wrote {path}")
+    return 0
+
+
+def _trials(args: argparse.Namespace) -> list:
+    """One splitkv trial per --splits value (or the plan's own count), with the knobs given."""
+    from splitkv.bench.sweep import Trial
+
     knobs = {
         k: getattr(args, k)
         for k in (
@@ -121,31 +166,16 @@ def _bench(args: argparse.Namespace) -> int:
         )
         if getattr(args, k) is not None
     }
-    progress = lambda line: print(line, flush=True)
-    progress(f"measuring ceilings, then {len(todo)} shapes x {len(providers)} providers")
-    ceilings = measure_ceilings()
-    progress(
-        f"read ceiling {ceilings['read_bytes_per_s'] / 1e12:.2f} TB/s, "
-        f"matmul {ceilings['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s"
-    )
-    result = {"env": environment(), "ceilings": ceilings, "plan_knobs": knobs, "rows": []}
+    if not args.splits:
+        return [Trial("default" if not knobs else _describe(knobs), knobs)]
+    return [
+        Trial(_describe({"num_splits": n, **knobs}), {"num_splits": n, **knobs})
+        for n in args.splits
+    ]
 
-    def save(rows: list[dict]) -> list:
-        return write_results({**result, "rows": rows}, args.out, args.tag)
 
-    rows = run_shapes(
-        todo,
-        providers,
-        ceilings,
-        splits=args.splits,
-        plan_knobs=knobs,
-        rep_ms=args.rep_ms,
-        progress=progress,
-        checkpoint=save,
-    )
-    for path in save(rows):
-        progress(f"wrote {path}")
-    return 0
+def _describe(knobs: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in knobs.items())
 
 
 def _tune(args: argparse.Namespace) -> int:

@@ -184,11 +184,29 @@ def _launch(
             num_warps=plan.split_num_warps,
             num_stages=plan.split_num_stages,
         )
-        lse_arg = lse if lse is not None else out
-        lse_strides = lse.stride() if lse is not None else (0, 0, 0)
-        merge_splits_kernel[(call.batch * call.qlen * call.num_heads, plan.merge_d_split)](
-            ws.partial_o,
-            ws.partial_lse,
+        merge_workspace(plan, seq_lens, out, lse, max_seq_len=max_seq_len)
+
+
+def merge_workspace(
+    plan: DecodePlan,
+    seq_lens: torch.Tensor,
+    out: torch.Tensor,
+    lse: torch.Tensor | None,
+    *,
+    max_seq_len: int,
+) -> None:
+    """Stage 2 alone: merge the partials stage 1 left in the plan's workspace into out/lse.
+
+    The launcher's second half; called on its own only to measure the merge's own time (the
+    workspace must hold a stage-1 result for these seq_lens).
+    """
+    batch, qlen, num_heads, _ = out.shape
+    lse_arg = lse if lse is not None else out
+    lse_strides = lse.stride() if lse is not None else (0, 0, 0)
+    with torch.cuda.device(out.device) if out.is_cuda else contextlib.nullcontext():
+        merge_splits_kernel[(batch * qlen * num_heads, plan.merge_d_split)](
+            plan.workspace.partial_o,
+            plan.workspace.partial_lse,
             seq_lens,
             out,
             lse_arg,
@@ -198,8 +216,8 @@ def _launch(
             out.stride(1),
             out.stride(2),
             *lse_strides,
-            NUM_HEADS=call.num_heads,
-            QLEN=call.qlen,
+            NUM_HEADS=num_heads,
+            QLEN=qlen,
             HEAD_DIM_V=plan.head_dim_v,
             SPLIT_BLOCK_N=plan.block_n,
             BLOCK_S=plan.merge_block_s,

@@ -1,4 +1,4 @@
-"""Every provider behind one signature: `prepare(case, num_splits) -> Prepared`, whose `run()` is
+"""Every provider behind one signature: `prepare(case, **knobs) -> Prepared`, whose `run()` is
 the timed step (no allocation, graph-capturable) and whose `result()` gives (out, lse) in
 splitkv's convention (lse natural log, or None where the provider does not return it).
 
@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 import splitkv
+from splitkv.mla import merge_workspace
 from splitkv.testing import MlaCase
 
 SGLANG_MODULE = "sglang/srt/layers/attention/triton_ops/decode_attention.py"
@@ -31,29 +32,35 @@ class Prepared:
     run: Callable[[], object]
     result: Callable[[], tuple[torch.Tensor, torch.Tensor | None]]
     num_splits: int
+    merge_run: Callable[[], object] | None = None  # stage 2 alone, where it can run alone
 
 
 class Unsupported(Exception):
     """The provider cannot run this shape (say why)."""
 
 
-def prepare_splitkv(case: MlaCase, num_splits: int | None, **plan_knobs) -> Prepared:
+def prepare_splitkv(case: MlaCase, **plan_knobs) -> Prepared:
+    """`plan_knobs`: any `plan_decode` overrides (num_splits, grid_order, merge tiling...)."""
     batch, qlen, heads, _ = case.q.shape
+    max_seq_len = int(case.page_table.shape[1] * case.kv_cache.shape[1])
     plan = splitkv.plan_decode(
         batch,
-        int(case.page_table.shape[1] * case.kv_cache.shape[1]),
+        max_seq_len,
         heads,
         qlen=qlen,
         page_size=case.kv_cache.shape[1],
         dtype=case.q.dtype,
         device=case.q.device,
-        num_splits=num_splits,
         **plan_knobs,
     )
     out = case.q.new_empty(batch, qlen, heads, plan.head_dim_v)
     lse = torch.empty(batch, qlen, heads, device=case.q.device)
-    run = lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse)
-    return Prepared(run=run, result=lambda: (out, lse), num_splits=plan.num_splits)
+    return Prepared(
+        run=lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse),
+        result=lambda: (out, lse),
+        num_splits=plan.num_splits,
+        merge_run=lambda: merge_workspace(plan, case.seq_lens, out, lse, max_seq_len=max_seq_len),
+    )
 
 
 def load_sglang_decode_attention() -> types.ModuleType:
@@ -87,7 +94,7 @@ def load_sglang_decode_attention() -> types.ModuleType:
     return module
 
 
-def prepare_triton_peer(case: MlaCase, num_splits: int | None) -> Prepared:
+def prepare_triton_peer(case: MlaCase, num_splits: int | None = None) -> Prepared:
     """SGLang's split-KV Triton decode (token-level indices, i.e. page size 1 addressing)."""
     module = load_sglang_decode_attention()
     batch, qlen, heads, d_qk = case.q.shape

@@ -25,6 +25,7 @@ class BenchShape:
     dtype: str = "bf16"
     seq_lens: tuple[int, ...] | None = None  # explicit lengths (ragged batches); else uniform
     label: str = ""
+    shared_prefix: int = 0  # leading tokens whose pages all requests share (prefix caching)
 
     @property
     def lengths(self) -> list[int]:
@@ -38,6 +39,13 @@ class BenchShape:
     def bytes_read(self) -> int:
         """Every attended KV row once, plus q."""
         rows = sum(self.lengths)
+        return (rows + self.batch * self.qlen * self.heads) * HEAD_DIM_QK * self.element_size
+
+    @property
+    def unique_bytes(self) -> int:
+        """KV rows once even where requests share them, plus q: the floor with prefix reuse."""
+        shared = min(self.shared_prefix, min(self.lengths))
+        rows = sum(self.lengths) - (self.batch - 1) * shared
         return (rows + self.batch * self.qlen * self.heads) * HEAD_DIM_QK * self.element_size
 
     @property
@@ -86,4 +94,13 @@ def special_shapes(heads: int = 12, dtype: str = "bf16") -> list[BenchShape]:
             label="prefix-boundary",
         ),
         BenchShape(heads, 327600, 48, dtype=dtype, seq_lens=one_long, label="1x327600+47 short"),
+        shared_prefix_shape(heads, dtype),
     ]
+
+
+SHARED_PREFIX = 308736  # BENCH.md: 8 requests of 327,600 tokens sharing this prefix
+
+
+def shared_prefix_shape(heads: int = 12, dtype: str = "bf16") -> BenchShape:
+    label = f"8x327600 sharing {SHARED_PREFIX}"
+    return BenchShape(heads, 327600, 8, dtype=dtype, shared_prefix=SHARED_PREFIX, label=label)

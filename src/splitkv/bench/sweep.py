@@ -1,5 +1,9 @@
-"""Run shapes x providers: check each provider against the reference, then time it by CUDA-graph
-replay, rotating input copies when one copy would sit in L2."""
+"""Run shapes x providers x trials: check each against the reference, then time it by CUDA-graph
+replay, rotating input copies when one copy would sit in L2.
+
+A trial is a named set of knobs (`Trial("serial merge", {"merge_block_s": 1, ...})`): splitkv
+runs every trial given; a peer runs its own split counts and keeps its best.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import platform
 import shlex
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import torch
 import triton
@@ -23,6 +28,17 @@ from splitkv.timing import cuda_graph_times_us
 
 L2_MULTIPLE = 4  # rotate copies until one replay reads at least 4x the L2
 MAX_COPIES = 32
+PEER_SEARCH_REP_MS = 20  # the peer's split counts are searched quickly, its best timed fully
+DEVICE = "cuda"  # where the benchmark inputs live (a test points it at the CPU)
+
+
+@dataclass(frozen=True)
+class Trial:
+    name: str
+    knobs: dict = field(default_factory=dict)  # plan_decode overrides, num_splits included
+
+
+DEFAULT_TRIALS = (Trial("default"),)
 
 
 def environment() -> dict:
@@ -51,20 +67,21 @@ def run_shapes(
     providers: list[str],
     ceilings: dict,
     *,
-    splits: list[int | None] | None = None,
-    plan_knobs: dict | None = None,
+    trials: tuple[Trial, ...] | list[Trial] = DEFAULT_TRIALS,
+    measure_merge: bool = False,
     rep_ms: int = 100,
     progress: Callable[[str], None] = print,
     checkpoint: Callable[[list[dict]], None] | None = None,
 ) -> list[dict]:
-    """One row per (shape, provider[, splits]); the Triton peer keeps its best split count.
-    `checkpoint(rows)` runs after each shape, so a run cut short still leaves its results."""
+    """One row per (shape, provider, trial); `measure_merge` adds stage 2's own time to
+    splitkv's rows. `checkpoint(rows)` runs after each shape, so a run cut short still leaves
+    its results."""
     rows = []
     l2_bytes = torch.cuda.get_device_properties(0).L2_cache_size
     missing = {p: missing_reason(p) for p in providers}
     for index, shape in enumerate(shapes):
         progress(f"[{index + 1}/{len(shapes)}] {shape.describe()}")
-        copies = min(MAX_COPIES, max(1, math.ceil(L2_MULTIPLE * l2_bytes / shape.bytes_read)))
+        copies = min(MAX_COPIES, max(1, math.ceil(L2_MULTIPLE * l2_bytes / shape.unique_bytes)))
         cases = _build_cases(shape, index, copies)
         ref_out, _ = splitkv.reference.mla_decode(*cases[0].args)
         for provider in providers:
@@ -72,34 +89,61 @@ def run_shapes(
             if missing[provider]:
                 rows.append({**base, "status": "missing: " + missing[provider]})
                 continue
-            trials = (splits or [None]) if provider == "splitkv" else list(PEER_SPLITS)
-            best = None
-            for n in trials:
-                if provider != "splitkv" and cases[0].kv_cache.numel() >= 2**31:
-                    # A peer with 32-bit offsets can fault here, which poisons the process's
-                    # CUDA context: run it in a child process and report what happens.
-                    row = _time_in_child(provider, shape, index, n, ceilings, rep_ms)
-                else:
-                    knobs = plan_knobs if provider == "splitkv" else None
-                    row = _time_provider(
-                        provider, cases, n, ref_out, shape, ceilings, rep_ms, knobs
+            if provider == "splitkv":
+                for trial in trials:
+                    row = _measure(
+                        provider,
+                        cases,
+                        trial.knobs,
+                        ref_out,
+                        shape,
+                        ceilings,
+                        rep_ms,
+                        measure_merge,
                     )
-                row = {**base, **row}
-                if provider == "splitkv":
-                    rows.append(row)
-                    progress("    " + _summary(row))
-                elif best is None or row.get("p50_us", math.inf) < best.get("p50_us", math.inf):
-                    best = row
-                if row["status"].startswith("crashed"):
-                    break
-            if best is not None:
-                rows.append(best)
-                progress("    " + _summary(best))
+                    rows.append({**base, "variant": trial.name, **row})
+                    progress("    " + _summary(rows[-1]))
+            else:
+                rows.append(
+                    {
+                        **base,
+                        "variant": "best split count",
+                        **_best_peer_row(provider, cases, ref_out, shape, index, ceilings, rep_ms),
+                    }
+                )
+                progress("    " + _summary(rows[-1]))
         del cases
         torch.cuda.empty_cache()
         if checkpoint is not None:
             checkpoint(rows)
     return rows
+
+
+def _best_peer_row(provider, cases, ref_out, shape, index, ceilings, rep_ms) -> dict:
+    """Search the peer's split counts with short timings, then time its best fully."""
+    if cases[0].kv_cache.numel() >= 2**31:
+        # A peer with 32-bit offsets can fault here, which poisons the process's CUDA
+        # context: run it in a child process and report what happens.
+        return _measure_in_child(provider, shape, index, {"num_splits": 32}, ceilings, rep_ms)
+    best = None
+    for splits in PEER_SPLITS:
+        row = _measure(
+            provider,
+            cases,
+            {"num_splits": splits},
+            ref_out,
+            shape,
+            ceilings,
+            PEER_SEARCH_REP_MS,
+            False,
+        )
+        if row["status"] != "ok":
+            return row
+        if best is None or row["p50_us"] < best["p50_us"]:
+            best = row
+    return _measure(
+        provider, cases, {"num_splits": best["num_splits"]}, ref_out, shape, ceilings, rep_ms, False
+    )
 
 
 def _build_cases(shape: BenchShape, index: int, copies: int) -> list:
@@ -110,8 +154,9 @@ def _build_cases(shape: BenchShape, index: int, copies: int) -> list:
             qlen=shape.qlen,
             page_size=shape.page_size,
             dtype=DTYPES[shape.dtype],
-            device="cuda",
+            device=DEVICE,
             contiguous=True,
+            shared_prefix=shape.shared_prefix,
             spare_pages=0,
             seed=index * 97 + c,
         )
@@ -119,31 +164,25 @@ def _build_cases(shape: BenchShape, index: int, copies: int) -> list:
     ]
 
 
-def _time_in_child(provider, shape, index, num_splits, ceilings, rep_ms) -> dict:
+def _measure_in_child(provider, shape, index, knobs, ceilings, rep_ms) -> dict:
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
-        future = pool.submit(
-            _child_measurement, provider, shape, index, num_splits, ceilings, rep_ms
-        )
+        future = pool.submit(_child_measurement, provider, shape, index, knobs, ceilings, rep_ms)
         try:
             return future.result()
         except concurrent.futures.process.BrokenProcessPool as error:
-            return {"status": f"crashed: the process died ({error})", "num_splits": num_splits}
+            return {"status": f"crashed: the process died ({error})", **knobs}
 
 
-def _child_measurement(provider, shape, index, num_splits, ceilings, rep_ms) -> dict:
+def _child_measurement(provider, shape, index, knobs, ceilings, rep_ms) -> dict:
     cases = _build_cases(shape, index, 1)
     ref_out, _ = splitkv.reference.mla_decode(*cases[0].args)
-    return _time_provider(provider, cases, num_splits, ref_out, shape, ceilings, rep_ms, None)
+    return _measure(provider, cases, knobs, ref_out, shape, ceilings, rep_ms, False)
 
 
-def _time_provider(provider, cases, num_splits, ref_out, shape, ceilings, rep_ms, plan_knobs):
+def _measure(provider, cases, knobs, ref_out, shape, ceilings, rep_ms, measure_merge) -> dict:
     try:
-        prepare = PROVIDERS[provider]
-        prepared = [
-            prepare(c, num_splits, **plan_knobs) if plan_knobs else prepare(c, num_splits)
-            for c in cases
-        ]
+        prepared = [PROVIDERS[provider](c, **knobs) for c in cases]
     except Unsupported as why:
         return {"status": f"unsupported: {why}"}
     except torch.OutOfMemoryError:
@@ -152,42 +191,48 @@ def _time_provider(provider, cases, num_splits, ref_out, shape, ceilings, rep_ms
         prepared[0].run()
         torch.cuda.synchronize()
     except Exception as error:  # a peer that crashes is a result, not a harness failure
-        return {
-            "status": f"crashed: {type(error).__name__}: {error}"[:300],
-            "num_splits": prepared[0].num_splits,
-        }
+        message = f"crashed: {type(error).__name__}: {error}"[:300]
+        return {"status": message, "num_splits": prepared[0].num_splits}
     out, _ = prepared[0].result()
     error = relative_error(out, ref_out)
     status = "ok" if error <= TOLERANCES[out.dtype] else f"wrong: relative error {error:.2e}"
     result = {"num_splits": prepared[0].num_splits, "rel_error": error, "status": status}
     if status != "ok":
         return result
-    p20, p50, p80 = (
-        t / len(cases)
-        for t in cuda_graph_times_us(lambda: [p.run() for p in prepared], rep_ms=rep_ms)
-    )
+    p20, p50, p80 = _per_call_times([p.run for p in prepared], rep_ms)
     gbps = shape.bytes_read / (p50 * 1e-6) / 1e9
     tflops = shape.flops / (p50 * 1e-6) / 1e12
-    return {
-        **result,
-        "p20_us": p20,
-        "p50_us": p50,
-        "p80_us": p80,
-        "gb_per_s": gbps,
-        "tflop_per_s": tflops,
-        "frac_read_ceiling": gbps * 1e9 / ceilings["read_bytes_per_s"],
-        "frac_matmul": tflops * 1e12 / ceilings["matmul_flops_per_s"],
-    }
+    result.update(
+        p20_us=p20,
+        p50_us=p50,
+        p80_us=p80,
+        gb_per_s=gbps,
+        tflop_per_s=tflops,
+        frac_read_ceiling=gbps * 1e9 / ceilings["read_bytes_per_s"],
+        unique_frac_read_ceiling=shape.unique_bytes / (p50 * 1e-6) / ceilings["read_bytes_per_s"],
+        frac_matmul=tflops * 1e12 / ceilings["matmul_flops_per_s"],
+    )
+    if measure_merge and prepared[0].merge_run is not None:
+        _, merge_p50, _ = _per_call_times([p.merge_run for p in prepared], rep_ms)
+        result.update(merge_p50_us=merge_p50, merge_share=merge_p50 / p50)
+    return result
+
+
+def _per_call_times(calls: list[Callable[[], object]], rep_ms: int) -> tuple[float, ...]:
+    """p20/p50/p80 of one call, replaying all input copies in one graph."""
+    times = cuda_graph_times_us(lambda: [call() for call in calls], rep_ms=rep_ms)
+    return tuple(t / len(calls) for t in times)
 
 
 def _row_base(shape: BenchShape, provider: str, copies: int) -> dict:
-    command = (
-        f"splitkv bench --heads {shape.heads} --context {shape.context} --batch {shape.batch} "
-        f"--qlen {shape.qlen} --page-size {shape.page_size} --dtype {shape.dtype} "
-        f"--providers {provider}"
-    )
     if shape.label:
         command = f"splitkv bench --special --heads {shape.heads} --providers {provider}"
+    else:
+        command = (
+            f"splitkv bench --heads {shape.heads} --context {shape.context} "
+            f"--batch {shape.batch} --qlen {shape.qlen} --page-size {shape.page_size} "
+            f"--dtype {shape.dtype} --providers {provider}"
+        )
     return {
         "provider": provider,
         "label": shape.label,
@@ -197,7 +242,9 @@ def _row_base(shape: BenchShape, provider: str, copies: int) -> dict:
         "qlen": shape.qlen,
         "page_size": shape.page_size,
         "dtype": shape.dtype,
+        "shared_prefix": shape.shared_prefix,
         "bytes_read": shape.bytes_read,
+        "unique_bytes": shape.unique_bytes,
         "flops": shape.flops,
         "input_copies": copies,
         "command": command,
@@ -205,10 +252,12 @@ def _row_base(shape: BenchShape, provider: str, copies: int) -> dict:
 
 
 def _summary(row: dict) -> str:
+    name = f"{row['provider']} [{row.get('variant', '')}]"
     if row.get("status") != "ok":
-        return f"{row['provider']:12} {row.get('status')}"
+        return f"{name:28} {row.get('status')}"
+    merge = f"  merge {row['merge_share']:5.1%}" if "merge_share" in row else ""
     return (
-        f"{row['provider']:12} splits {row['num_splits']:>4}  p50 {row['p50_us']:9.1f} us  "
-        f"{row['gb_per_s']:6.0f} GB/s ({row['frac_read_ceiling']:5.1%} of read ceiling)  "
-        f"{row['tflop_per_s']:6.1f} TFLOP/s ({row['frac_matmul']:5.1%} of matmul)"
+        f"{name:28} splits {row['num_splits']:>4}  p50 {row['p50_us']:9.1f} us  "
+        f"{row['gb_per_s']:6.0f} GB/s ({row['frac_read_ceiling']:5.1%} of read)  "
+        f"{row['tflop_per_s']:6.1f} TFLOP/s ({row['frac_matmul']:5.1%} of matmul){merge}"
     )

@@ -8,7 +8,7 @@ import torch
 
 from splitkv.bench.report import splits_png, write_results
 from splitkv.bench.shapes import grid_shapes
-from splitkv.bench.sweep import environment, measure_ceilings, run_shapes
+from splitkv.bench.sweep import Trial, environment, measure_ceilings, run_shapes
 from splitkv.device import TUNED_DIR, DeviceSpec, match_preset
 from splitkv.tune import SWEEP_SPLITS, fit_tunables, save_tuned
 
@@ -36,12 +36,13 @@ def run_tune(
     shapes = grid_shapes(heads, contexts, batches)
     progress(f"tuning {preset}: {len(shapes)} shapes x {len(SWEEP_SPLITS)} split counts")
     ceilings = measure_ceilings()
-    result = {"env": environment(), "ceilings": ceilings, "plan_knobs": {}, "rows": []}
+    result = {"env": environment(), "ceilings": ceilings, "rows": []}
     rows = run_shapes(
         shapes,
         ["splitkv"],
         ceilings,
-        splits=list(SWEEP_SPLITS),
+        trials=[Trial(f"num_splits={n}", {"num_splits": n}) for n in SWEEP_SPLITS],
+        measure_merge=True,
         rep_ms=rep_ms,
         progress=progress,
         checkpoint=lambda r: write_results({**result, "rows": r}, out_dir, tag),

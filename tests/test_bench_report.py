@@ -1,0 +1,64 @@
+"""What `splitkv bench` computes and writes, checked without a GPU on made-up rows."""
+
+import csv
+import json
+
+import pytest
+
+from splitkv.bench.ablations import ABLATIONS, ablation_shapes
+from splitkv.bench.report import write_results
+from splitkv.bench.shapes import BenchShape, grid_shapes, shared_prefix_shape, special_shapes
+
+
+def test_bytes_and_flops_of_a_shape():
+    shape = BenchShape(heads=12, context=8192, batch=2)
+    assert shape.bytes_read == (2 * 8192 + 2 * 12) * 576 * 2
+    assert shape.flops == 2 * 8192 * 12 * (2 * 576 + 2 * 512)
+    mtp = BenchShape(heads=1, context=10, batch=1, qlen=2)
+    assert mtp.flops == (9 + 10) * (2 * 576 + 2 * 512)  # row 0 sees 9 keys, row 1 all 10
+
+
+def test_shared_prefix_counts_unique_bytes_once():
+    shape = shared_prefix_shape(12)
+    assert shape.bytes_read == (8 * 327600 + 8 * 12) * 1152
+    assert shape.unique_bytes == (327600 + 7 * (327600 - 308736) + 8 * 12) * 1152
+
+
+def test_standard_sweep_skips_shapes_over_40_gb():
+    shapes = grid_shapes()
+    assert len(shapes) == 42  # 45 minus 327600 x 128 at every head count
+    assert all(s.bytes_read <= 40e9 for s in shapes)
+    assert {s.label for s in special_shapes(12)} >= {"ragged", "prefix-boundary"}
+
+
+def test_ablations_cover_the_issue_shapes():
+    assert len(ablation_shapes()) == 20 and len(ablation_shapes(True)) == 22
+    trials, _, merge_time = ABLATIONS["merge"]
+    assert merge_time and trials[1].knobs == {"merge_block_s": 1, "merge_d_split": 1}
+
+
+@pytest.fixture
+def result():
+    ok = {
+        "provider": "splitkv", "variant": "default", "label": "", "heads": 12, "context": 8192,
+        "batch": 1, "qlen": 1, "page_size": 64, "dtype": "bf16", "num_splits": 128,
+        "p20_us": 13.0, "p50_us": 13.3, "p80_us": 13.5, "gb_per_s": 710.0, "tflop_per_s": 16.1,
+        "frac_read_ceiling": 0.151, "frac_matmul": 0.024, "merge_share": 0.2, "status": "ok",
+        "flops": 1, "bytes_read": 1, "command": "splitkv bench ...",
+    }  # fmt: skip
+    missing = {**ok, "provider": "flashmla", "status": "missing: not importable"}
+    env = {"gpu": "NVIDIA H200", "splitkv": "0", "torch": "2", "triton": "3", "cuda": "13",
+           "command": "splitkv bench"}  # fmt: skip
+    ceilings = {"read_bytes_per_s": 4.7e12, "matmul_flops_per_s": 6.7e14}
+    return {"env": env, "ceilings": ceilings, "rows": [ok, missing]}
+
+
+def test_results_are_written_as_json_csv_and_markdown(result, tmp_path):
+    paths = write_results(result, tmp_path, "run")
+    assert {p.suffix for p in paths} >= {".json", ".csv", ".md"}
+    assert json.loads((tmp_path / "run.json").read_text())["rows"][0]["num_splits"] == 128
+    rows = list(csv.DictReader((tmp_path / "run.csv").open()))
+    assert rows[0]["gpu"] == "NVIDIA H200" and rows[1]["status"].startswith("missing")
+    table = (tmp_path / "run.md").read_text()
+    assert "| splitkv | default | 12 | 8192 x 1 | 1 | 128 | 13.3 (13.0-13.5)" in table
+    assert "20.0%" in table and "missing: not importable" in table
