@@ -2,6 +2,8 @@
 boundaries, MTP, odd head counts, empty and fully masked splits, both grid orders, both merge
 tilings, NaN poisoned into every slot a request does not own."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -247,3 +249,19 @@ def test_corrupt_table_and_lengths_stay_in_bounds(dtype, device):
     out, lse = splitkv.mla_decode(case.q, case.kv_cache, table, lens)
     assert out.shape == (3, 1, 2, 512)
     assert torch.isneginf(lse[2]).all()  # a negative length is clamped to 0
+
+
+@pytest.mark.parametrize("page_size,block_n", [(64, 32), (64, 64), (16, 32), (4, 16)])
+@pytest.mark.parametrize("num_stages", [2, 3])
+def test_page_prefetch_matches_reference(page_size, block_n, num_stages, dtype, device):
+    # Page ids one block ahead, for pages as large as a block and smaller (the per-token
+    # gather), with lengths ending inside a block, a split and a page.
+    lengths = [3 * page_size + 5, 1, block_n + 1, 0, 2 * block_n]
+    case = random_mla_case(lengths, 3, qlen=1, page_size=page_size, dtype=dtype, device=device)
+    plan = splitkv.plan_decode(
+        5, 4 * page_size + 2 * block_n, 3, page_size=page_size, dtype=dtype, device=device,
+        num_splits=3, block_n=block_n, num_stages=num_stages, page_prefetch=True,
+    )  # fmt: skip
+    out, lse = run_and_check(case, plan=plan)
+    plain = dataclasses.replace(plan, page_prefetch=False)
+    check_against_reference(out, lse, *splitkv.mla_decode(*case.args, plan=plain))

@@ -91,6 +91,9 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grid-order", choices=["split_major", "batch_major"], default=None)
     parser.add_argument("--merge-time", action="store_true", help="also time stage 2 alone")
     parser.add_argument(
+        "--page-prefetch", action="store_true", default=None, help="page ids one block ahead"
+    )
+    parser.add_argument(
         "--ablation",
         choices=["grid_order", "merge", "pipeline"],
         default=None,
@@ -163,6 +166,7 @@ def _trials(args: argparse.Namespace) -> list:
             "merge_block_s",
             "merge_d_split",
             "grid_order",
+            "page_prefetch",
         )
         if getattr(args, k) is not None
     }
@@ -299,6 +303,7 @@ def _print_plan(plan) -> None:
         "block_n",
         "split_num_warps",
         "split_num_stages",
+        "page_prefetch",
         "merge_block_s",
         "merge_d_split",
         "device_name",

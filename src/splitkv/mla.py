@@ -181,6 +181,7 @@ def _launch(
             BLOCK_H=plan.block_h,
             BLOCK_N=plan.block_n,
             SPLIT_MAJOR=plan.grid_order == "split_major",
+            PREFETCH_PAGE=plan.page_prefetch,
             num_warps=plan.split_num_warps,
             num_stages=plan.split_num_stages,
         )

@@ -49,7 +49,9 @@ class DecodePlan:
     `page_size`, `dtype`, head dims. `max_seq_len` is the context the split count was chosen
     for; longer contexts still compute correctly, with fewer splits than ideal.
     Stage 1: `num_splits` key splits x `num_head_blocks` blocks of `block_h` query rows per
-    request, `block_n` keys per iteration, program order `grid_order`.
+    request, `block_n` keys per iteration, program order `grid_order`; `page_prefetch` loads
+    each block's page ids one iteration ahead (lets num_stages >= 3 keep several blocks in
+    flight).
     Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row.
     """
 
@@ -71,6 +73,7 @@ class DecodePlan:
     grid_order: GridOrder
     split_num_warps: int
     split_num_stages: int
+    page_prefetch: bool
     merge_block_s: int
     merge_d_split: int
     merge_num_warps: int
@@ -103,6 +106,7 @@ def plan_decode(
     block_n: int | None = None,
     num_warps: int | None = None,
     num_stages: int | None = None,
+    page_prefetch: bool = False,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
     head_dim_v: int = MLA_HEAD_DIM_V,
     device_spec: DeviceSpec | None = None,
@@ -120,6 +124,8 @@ def plan_decode(
         kind: "mla".
         num_splits, grid_order, merge_block_s, merge_d_split, block_n, num_warps, num_stages:
             override the heuristic's choice (ablations, tuning).
+        page_prefetch: load the next key block's page ids one iteration ahead (off by default
+            until measured on the GPU; see docs/perf.md).
         head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).
         device_spec: the spec the split heuristic plans for; default: read off `device`.
 
@@ -212,6 +218,7 @@ def plan_decode(
         grid_order=grid_order,
         split_num_warps=num_warps,
         split_num_stages=num_stages,
+        page_prefetch=bool(page_prefetch),
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,
         merge_num_warps=4,

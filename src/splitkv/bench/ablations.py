@@ -18,6 +18,8 @@ def ablation_shapes(with_shared_prefix: bool = False) -> list[BenchShape]:
     return shapes
 
 
+_PREFETCH = {"page_prefetch": True}
+
 # name: (trials, shared-prefix shapes too, measure the merge's own time)
 ABLATIONS: dict[str, tuple[list[Trial], bool, bool]] = {
     "grid_order": (
@@ -37,7 +39,12 @@ ABLATIONS: dict[str, tuple[list[Trial], bool, bool]] = {
          Trial("1 stage (no prefetch)", {"num_stages": 1}),
          Trial("3 stages", {"num_stages": 3}),
          Trial("8 warps", {"num_warps": 8}),
-         Trial("block_n 32, 3 stages", {"block_n": 32, "num_stages": 3})],
+         Trial("block_n 32, 3 stages", {"block_n": 32, "num_stages": 3}),
+         # Page ids one block ahead: the pipeliner then double-buffers the KV blocks
+         # (checked in the compiled TTGIR, docs/perf.md).
+         Trial("prefetch, block_n 32, 3 stages", _PREFETCH | {"block_n": 32, "num_stages": 3}),
+         Trial("prefetch, block_n 32, 4 stages", _PREFETCH | {"block_n": 32, "num_stages": 4}),
+         Trial("prefetch, block_n 64, 3 stages", _PREFETCH | {"num_stages": 3})],
         False,
         False,
     ),

@@ -44,6 +44,7 @@ def mla_split_kernel(
     BLOCK_H: tl.constexpr,
     BLOCK_N: tl.constexpr,
     SPLIT_MAJOR: tl.constexpr,
+    PREFETCH_PAGE: tl.constexpr,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     pid = tl.program_id(0)
@@ -94,18 +95,37 @@ def mla_split_kernel(
     acc = tl.zeros([BLOCK_H, BLOCK_DV], tl.float32)
     table_row = page_table_ptr + request.to(tl.int64) * stride_table_batch
     offs_n = tl.arange(0, BLOCK_N)
+    if PREFETCH_PAGE:
+        # The next block's page ids are loaded one iteration ahead, so a KV block's address
+        # never waits on a load issued in its own iteration; with that, Triton's pipeliner
+        # multi-buffers the KV blocks (num_stages 3: two blocks in flight, 4: three).
+        if PAGE_SIZE >= BLOCK_N:
+            next_page = tl.load(table_row + split_start // PAGE_SIZE)
+        else:
+            next_keys = split_start + offs_n
+            next_page = tl.load(
+                table_row + next_keys // PAGE_SIZE, mask=next_keys < split_end, other=0
+            )
     for block_start in range(split_start, split_end, BLOCK_N):
         keys = block_start + offs_n
         key_ok = keys < split_end
         # Page ids are clamped into the pool: a corrupt table gives a wrong row, never a fault.
-        if PAGE_SIZE >= BLOCK_N:
+        if PREFETCH_PAGE:
+            page = next_page
+            if PAGE_SIZE >= BLOCK_N:  # one page id per key block
+                following = tl.minimum(block_start + BLOCK_N, split_end - 1)
+                next_page = tl.load(table_row + following // PAGE_SIZE)
+            else:
+                next_keys = keys + BLOCK_N
+                next_page = tl.load(
+                    table_row + next_keys // PAGE_SIZE, mask=next_keys < split_end, other=0
+                )
+        elif PAGE_SIZE >= BLOCK_N:
             page = tl.load(table_row + block_start // PAGE_SIZE)  # one page id per key block
-            page = tl.minimum(tl.maximum(page, 0), num_pages - 1).to(tl.int64)
-            kv_rows = page * stride_kv_page + (keys % PAGE_SIZE).to(tl.int64) * stride_kv_slot
         else:
-            pages = tl.load(table_row + keys // PAGE_SIZE, mask=key_ok, other=0)
-            pages = tl.minimum(tl.maximum(pages, 0), num_pages - 1).to(tl.int64)
-            kv_rows = pages * stride_kv_page + (keys % PAGE_SIZE).to(tl.int64) * stride_kv_slot
+            page = tl.load(table_row + keys // PAGE_SIZE, mask=key_ok, other=0)
+        page = tl.minimum(tl.maximum(page, 0), num_pages - 1).to(tl.int64)
+        kv_rows = page * stride_kv_page + (keys % PAGE_SIZE).to(tl.int64) * stride_kv_slot
         # Slots past seq_len are masked at the load, so whatever they hold (NaN) never enters.
         k_nope = tl.load(
             kv_ptr + kv_rows[:, None] + dv[None, :],

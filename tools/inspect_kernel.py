@@ -1,0 +1,109 @@
+"""Compile the stage-1 MLA kernel for a GPU target without a GPU and report what the compiler
+made of a configuration: shared memory, registers, spills, the matrix instructions, and how many
+KV blocks the software pipeliner keeps in flight (buffers of the K tiles in the TTGIR).
+
+    python tools/inspect_kernel.py                                # a few standard configurations
+    python tools/inspect_kernel.py --block-h 16 --block-n 32 --warps 4 --stages 3 --prefetch
+
+Uses the ptxas and cuobjdump that ship inside Triton's wheel; sm_90 (H100/H200) by default.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ["TRITON_INTERPRET"] = "0"  # compile for real, even on a machine without a GPU
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from splitkv.kernels.mla_split import mla_split_kernel
+
+POINTERS = ("q_ptr", "kv_ptr", "page_table_ptr", "seq_lens_ptr", "partial_o_ptr", "partial_lse_ptr")
+SCALARS = (
+    "batch",
+    "num_pages",
+    "max_pages",
+    "num_splits",
+    "stride_q_batch",
+    "stride_q_pos",
+    "stride_q_head",
+    "stride_kv_page",
+    "stride_kv_slot",
+    "stride_table_batch",
+)
+ALIGNED = (0, 1, 2, 3, 4, 5, 12, 13, 14, 15, 16)  # pointers and strides that are multiples of 16
+STANDARD = [  # (block_h, block_n, warps, stages, prefetch)
+    (16, 64, 4, 2, False), (16, 32, 4, 3, True), (16, 64, 4, 3, True), (64, 32, 8, 2, False),
+]  # fmt: skip
+
+
+def compile_split(block_h, block_n, warps, stages, prefetch, page_size=64, heads=16, arch=90):
+    dtypes = {
+        "q_ptr": "*bf16", "kv_ptr": "*bf16", "page_table_ptr": "*i32", "seq_lens_ptr": "*i32",
+        "partial_o_ptr": "*fp32", "partial_lse_ptr": "*fp32",
+    }  # fmt: skip
+    signature = {name: dtypes[name] for name in POINTERS}
+    signature["scale_log2"] = "fp32"
+    signature.update({name: "i32" for name in SCALARS})
+    constants = {
+        "NUM_HEADS": heads, "QLEN": 1, "HEAD_DIM_V": 512, "HEAD_DIM_PE": 64, "BLOCK_DV": 512,
+        "BLOCK_DPE": 64, "PAGE_SIZE": page_size, "BLOCK_H": block_h, "BLOCK_N": block_n,
+        "SPLIT_MAJOR": True, "PREFETCH_PAGE": prefetch,
+    }  # fmt: skip
+    signature.update({name: "constexpr" for name in constants})
+    attrs = {(i,): [["tt.divisibility", 16]] for i in ALIGNED}
+    source = ASTSource(mla_split_kernel, signature, constants, attrs)
+    options = {"num_warps": warps, "num_stages": stages}
+    return triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options)
+
+
+def report(kernel) -> dict:
+    cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
+        cubin.write(kernel.asm["cubin"])
+        cubin.flush()
+        usage = subprocess.run([str(cuobjdump), "--dump-resource-usage", cubin.name],
+                               capture_output=True, text=True, check=True).stdout  # fmt: skip
+    regs, stack = re.search(r"REG:(\d+) STACK:(\d+)", usage).groups()
+    ptx, ttgir = kernel.asm["ptx"], kernel.asm["ttgir"]
+    buffers = re.findall(r"local_alloc : \(\) -> !ttg.memdesc<(\d+)x\d+x512x", ttgir)
+    return {
+        "shared_kb": round(kernel.metadata.shared / 1024, 1),
+        "registers": int(regs),
+        "stack_bytes": int(stack),
+        "wgmma": ptx.count("wgmma.mma_async"),
+        "mma_sync": ptx.count("mma.sync"),
+        "kv_blocks_in_flight": int(buffers[0]) if buffers else 0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--block-h", type=int)
+    parser.add_argument("--block-n", type=int, default=64)
+    parser.add_argument("--warps", type=int, default=4)
+    parser.add_argument("--stages", type=int, default=2)
+    parser.add_argument("--prefetch", action="store_true")
+    parser.add_argument("--page-size", type=int, default=64)
+    parser.add_argument("--arch", type=int, default=90)
+    args = parser.parse_args()
+    configs = STANDARD
+    if args.block_h:
+        configs = [(args.block_h, args.block_n, args.warps, args.stages, args.prefetch)]
+    for config in configs:
+        kernel = compile_split(*config, page_size=args.page_size, arch=args.arch)
+        print(
+            dict(zip(("block_h", "block_n", "warps", "stages", "prefetch"), config, strict=True)),
+            report(kernel),
+        )
+
+
+if __name__ == "__main__":
+    main()
