@@ -12,6 +12,8 @@ Row r of a request is query position r // heads, head r % heads (q's own memory 
 import triton
 import triton.language as tl
 
+from splitkv.kernels.online_softmax import softmax_step, store_partial
+from splitkv.kernels.paged import block_page_ids, kv_row_offsets
 from splitkv.kernels.split_range import clamped_seq_len, keys_per_split
 
 
@@ -99,33 +101,23 @@ def mla_split_kernel(
         # The next block's page ids are loaded one iteration ahead, so a KV block's address
         # never waits on a load issued in its own iteration; with that, Triton's pipeliner
         # multi-buffers the KV blocks (num_stages 3: two blocks in flight, 4: three).
-        if PAGE_SIZE >= BLOCK_N:
-            next_page = tl.load(table_row + split_start // PAGE_SIZE)
-        else:
-            next_keys = split_start + offs_n
-            next_page = tl.load(
-                table_row + next_keys // PAGE_SIZE, mask=next_keys < split_end, other=0
-            )
+        first_keys = split_start + offs_n
+        next_page = block_page_ids(
+            table_row, split_start, first_keys, first_keys < split_end, PAGE_SIZE, BLOCK_N
+        )
     for block_start in range(split_start, split_end, BLOCK_N):
         keys = block_start + offs_n
         key_ok = keys < split_end
-        # Page ids are clamped into the pool: a corrupt table gives a wrong row, never a fault.
         if PREFETCH_PAGE:
             page = next_page
-            if PAGE_SIZE >= BLOCK_N:  # one page id per key block
-                following = tl.minimum(block_start + BLOCK_N, split_end - 1)
-                next_page = tl.load(table_row + following // PAGE_SIZE)
-            else:
-                next_keys = keys + BLOCK_N
-                next_page = tl.load(
-                    table_row + next_keys // PAGE_SIZE, mask=next_keys < split_end, other=0
-                )
-        elif PAGE_SIZE >= BLOCK_N:
-            page = tl.load(table_row + block_start // PAGE_SIZE)  # one page id per key block
+            following = tl.minimum(block_start + BLOCK_N, split_end - 1)
+            next_keys = keys + BLOCK_N
+            next_page = block_page_ids(
+                table_row, following, next_keys, next_keys < split_end, PAGE_SIZE, BLOCK_N
+            )
         else:
-            page = tl.load(table_row + keys // PAGE_SIZE, mask=key_ok, other=0)
-        page = tl.minimum(tl.maximum(page, 0), num_pages - 1).to(tl.int64)
-        kv_rows = page * stride_kv_page + (keys % PAGE_SIZE).to(tl.int64) * stride_kv_slot
+            page = block_page_ids(table_row, block_start, keys, key_ok, PAGE_SIZE, BLOCK_N)
+        kv_rows = kv_row_offsets(page, keys, num_pages, stride_kv_page, stride_kv_slot, PAGE_SIZE)
         # Slots past seq_len are masked at the load, so whatever they hold (NaN) never enters.
         k_nope = tl.load(
             kv_ptr + kv_rows[:, None] + dv[None, :],
@@ -142,24 +134,9 @@ def mla_split_kernel(
             scores += tl.dot(q_pe, tl.trans(k_pe))
         visible = key_ok[None, :] & (keys[None, :] <= last_key[:, None])
         scores = tl.where(visible, scores * scale_log2, float("-inf"))
+        # The latent rows are the values too: one load, used twice.
+        m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, k_nope)
 
-        m_new = tl.maximum(m_i, tl.max(scores, 1))
-        # A row with nothing visible yet keeps m = -inf; subtract 0 there instead of -inf so
-        # exp2 gives 0, not NaN.
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.exp2(m_i - m_safe)
-        p = tl.exp2(scores - m_safe[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p.to(k_nope.dtype), k_nope)
-        m_i = m_new
-
-    has_keys = l_i > 0.0
-    out = tl.where(has_keys[:, None], acc / tl.where(has_keys, l_i, 1.0)[:, None], 0.0)
-    lse = tl.where(has_keys, m_i + tl.log2(tl.where(has_keys, l_i, 1.0)), float("-inf"))
     slot = (request.to(tl.int64) * ROWS + rows) * num_splits + split
-    tl.store(partial_lse_ptr + slot, lse, mask=row_ok)
-    tl.store(
-        partial_o_ptr + slot[:, None] * HEAD_DIM_V + dv[None, :],
-        out,
-        mask=row_ok[:, None] & dv_ok[None, :],
-    )
+    store_partial(partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, dv, dv_ok,
+                  HEAD_DIM_V)  # fmt: skip

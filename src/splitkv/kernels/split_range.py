@@ -26,3 +26,13 @@ def keys_per_split(seq_len, num_splits, BLOCK_N: tl.constexpr):
     """
     per_split = tl.cdiv(tl.cdiv(seq_len, num_splits), BLOCK_N) * BLOCK_N
     return tl.maximum(per_split, BLOCK_N)
+
+
+@triton.jit
+def first_visible_key(seq_len, window_left, QLEN: tl.constexpr, BLOCK_N: tl.constexpr):
+    """The first key any query row of the request can see, rounded down to a key block: with a
+    sliding window of `window_left` keys (query position i sees keys
+    [last_i - window_left, last_i], last_i = seq_len - qlen + i), keys before it are never read.
+    """
+    first = tl.maximum(seq_len - QLEN - window_left, 0)
+    return (first // BLOCK_N) * BLOCK_N

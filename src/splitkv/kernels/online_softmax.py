@@ -1,0 +1,37 @@
+"""The online-softmax pieces shared by the stage-1 kernels (base-2 logits, fp32 state)."""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_step(m_i, l_i, acc, scores, values):
+    """Fold one key block into the running (max, sum, unnormalised output).
+
+    scores [BLOCK_H, BLOCK_N]: base-2 logits, -inf where masked; values [BLOCK_N, BLOCK_D].
+    """
+    m_new = tl.maximum(m_i, tl.max(scores, 1))
+    # A row with nothing visible yet keeps m = -inf; subtract 0 there instead of -inf so exp2
+    # gives 0, not NaN.
+    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+    alpha = tl.exp2(m_i - m_safe)
+    p = tl.exp2(scores - m_safe[:, None])
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = acc * alpha[:, None] + tl.dot(p.to(values.dtype), values)
+    return m_new, l_i, acc
+
+
+@triton.jit
+def store_partial(partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d_ok,
+                  HEAD_DIM_V: tl.constexpr):  # fmt: skip
+    """Write one split's partial: normalised output and base-2 lse; rows that saw no key get
+    out 0 and lse -inf, so the merge weighs them exactly 0."""
+    has_keys = l_i > 0.0
+    out = tl.where(has_keys[:, None], acc / tl.where(has_keys, l_i, 1.0)[:, None], 0.0)
+    lse = tl.where(has_keys, m_i + tl.log2(tl.where(has_keys, l_i, 1.0)), float("-inf"))
+    tl.store(partial_lse_ptr + slot, lse, mask=row_ok)
+    tl.store(
+        partial_o_ptr + slot[:, None] * HEAD_DIM_V + d[None, :],
+        out,
+        mask=row_ok[:, None] & d_ok[None, :],
+    )
