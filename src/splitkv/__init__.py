@@ -17,6 +17,7 @@ if not torch.cuda.is_available():
 
 from splitkv import reference
 from splitkv.device import DeviceSpec, PartitionTunables
+from splitkv.gqa import gqa_decode
 from splitkv.mla import mla_decode
 from splitkv.partition import num_partitions
 from splitkv.plan import DecodePlan, DecodeWorkspace, plan_decode
@@ -29,6 +30,7 @@ __all__ = [
     "DeviceSpec",
     "PartitionTunables",
     "__version__",
+    "gqa_decode",
     "mla_decode",
     "mla_decode_op",
     "num_partitions",

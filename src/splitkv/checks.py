@@ -103,21 +103,11 @@ def check_mla_call(
 
     allow_cpu: CPU tensors are fine without Triton's interpreter (the torch reference).
     """
-    q = check_tensor("q", q, ndim=4, dtypes=KV_DTYPES)
-    _check_backend(q.device, allow_cpu)
+    q = _check_query(q, max_heads=max_heads, max_qlen=max_qlen, allow_cpu=allow_cpu)
     batch, qlen, num_heads, d_qk = q.shape
     if d_qk != head_dim_qk:
         raise ValueError(f"q: expected head dim {head_dim_qk} (last dimension), got {d_qk}")
-    if not 1 <= qlen <= max_qlen:
-        raise ValueError(f"q: expected qlen (dimension 1) in [1, {max_qlen}], got {qlen}")
-    if not 1 <= num_heads <= max_heads:
-        raise ValueError(
-            f"q: expected num_heads (dimension 2) in [1, {max_heads}], got {num_heads}"
-        )
-
-    kv_cache = check_tensor("kv_cache", kv_cache, ndim=(3, 4), dtypes=KV_DTYPES, device=q.device)
-    if kv_cache.dtype != q.dtype:
-        raise TypeError(f"kv_cache: expected q's dtype {q.dtype}, got {kv_cache.dtype}")
+    kv_cache = _check_cache("kv_cache", kv_cache, q, ndim=(3, 4))
     if kv_cache.dim() == 4:
         if kv_cache.shape[2] != 1:
             raise ValueError(
@@ -125,19 +115,130 @@ def check_mla_call(
                 f"got shape {tuple(kv_cache.shape)}"
             )
         kv_cache = kv_cache.squeeze(2)
-    num_pages, page_size, kv_dim = kv_cache.shape
-    if kv_dim != head_dim_qk:
-        raise ValueError(f"kv_cache: expected head dim {head_dim_qk}, got {kv_dim}")
+    if kv_cache.shape[2] != head_dim_qk:
+        raise ValueError(f"kv_cache: expected head dim {head_dim_qk}, got {kv_cache.shape[2]}")
+    _check_table_and_lengths(page_table, seq_lens, batch, q.device)
+    checked_scale = check_scale(scale, head_dim_qk)
+    _check_outputs(out, lse, q, (batch, qlen, num_heads, head_dim_v))
+    return MlaCall(kv_cache, batch, qlen, num_heads, kv_cache.shape[1], checked_scale)
+
+
+@dataclass(frozen=True)
+class GqaCall:
+    """The facts a GQA launch needs, read off checked arguments."""
+
+    batch: int
+    qlen: int
+    num_q_heads: int
+    num_kv_heads: int
+    head_dim: int
+    page_size: int
+    num_pages: int
+    scale: float
+    window_left: int
+    logit_cap: float
+
+
+MAX_GQA_HEAD_DIM = 256  # one head row per tile; wider heads would not fit the registers
+
+
+def check_gqa_call(
+    q: object,
+    k_cache: object,
+    v_cache: object,
+    page_table: object,
+    seq_lens: object,
+    *,
+    scale: object,
+    out: object,
+    lse: object,
+    window_left: object,
+    logit_cap: object,
+    sinks: object,
+    max_heads: int,
+    max_qlen: int,
+    allow_cpu: bool = False,
+) -> GqaCall:
+    """Check every argument of a GQA/MHA decode call; raise on the first bad one."""
+    q = _check_query(q, max_heads=max_heads, max_qlen=max_qlen, allow_cpu=allow_cpu)
+    batch, qlen, num_q_heads, head_dim = q.shape
+    if head_dim % 16 or not 16 <= head_dim <= MAX_GQA_HEAD_DIM:
+        raise ValueError(
+            f"q: expected a head dim (last dimension) that is a multiple of 16 in "
+            f"[16, {MAX_GQA_HEAD_DIM}], got {head_dim}"
+        )
+    k_cache = _check_cache("k_cache", k_cache, q, ndim=4)
+    v_cache = _check_cache("v_cache", v_cache, q, ndim=4)
+    num_pages, page_size, num_kv_heads, k_dim = k_cache.shape
+    if k_dim != head_dim:
+        raise ValueError(f"k_cache: expected q's head dim {head_dim}, got {k_dim}")
+    if num_q_heads % num_kv_heads:
+        raise ValueError(
+            f"k_cache: expected a kv head count (dimension 2) dividing q's {num_q_heads} "
+            f"heads, got {num_kv_heads}"
+        )
+    check_shape("v_cache", v_cache, tuple(k_cache.shape))
+    _check_table_and_lengths(page_table, seq_lens, batch, q.device)
+    checked_scale = check_scale(scale, head_dim)
+    check_int("window_left", window_left, -1)
+    if isinstance(logit_cap, bool) or not isinstance(logit_cap, (int, float)):
+        raise TypeError(f"logit_cap: expected a float, got {type(logit_cap).__name__}")
+    if not math.isfinite(logit_cap) or logit_cap < 0:
+        raise ValueError(f"logit_cap: expected a finite number >= 0 (0: off), got {logit_cap}")
+    if sinks is not None:
+        sinks = check_tensor("sinks", sinks, ndim=1, dtypes=(torch.float32,), device=q.device)
+        check_shape("sinks", sinks, (num_q_heads,))
+    _check_outputs(out, lse, q, (batch, qlen, num_q_heads, head_dim))
+    return GqaCall(
+        batch=batch,
+        qlen=qlen,
+        num_q_heads=num_q_heads,
+        num_kv_heads=num_kv_heads,
+        head_dim=head_dim,
+        page_size=page_size,
+        num_pages=num_pages,
+        scale=checked_scale,
+        window_left=window_left,
+        logit_cap=float(logit_cap),
+    )
+
+
+def _check_query(q: object, *, max_heads: int, max_qlen: int, allow_cpu: bool) -> torch.Tensor:
+    q = check_tensor("q", q, ndim=4, dtypes=KV_DTYPES)
+    _check_backend(q.device, allow_cpu)
+    _, qlen, num_heads, _ = q.shape
+    if not 1 <= qlen <= max_qlen:
+        raise ValueError(f"q: expected qlen (dimension 1) in [1, {max_qlen}], got {qlen}")
+    if not 1 <= num_heads <= max_heads:
+        raise ValueError(
+            f"q: expected num_heads (dimension 2) in [1, {max_heads}], got {num_heads}"
+        )
+    return q
+
+
+def _check_cache(
+    name: str, cache: object, q: torch.Tensor, *, ndim: int | tuple[int, ...]
+) -> torch.Tensor:
+    """A paged cache in q's dtype and device with at least one page of a power-of-two size."""
+    cache = check_tensor(name, cache, ndim=ndim, dtypes=KV_DTYPES, device=q.device)
+    if cache.dtype != q.dtype:
+        raise TypeError(f"{name}: expected q's dtype {q.dtype}, got {cache.dtype}")
+    num_pages, page_size = cache.shape[:2]
     if num_pages < 1:
-        raise ValueError("kv_cache: expected at least one page, got 0")
+        raise ValueError(f"{name}: expected at least one page, got 0")
     if not (1 <= page_size <= MAX_PAGE_SIZE and page_size & (page_size - 1) == 0):
         raise ValueError(
-            f"kv_cache: expected a page size (dimension 1) that is a power of two in "
+            f"{name}: expected a page size (dimension 1) that is a power of two in "
             f"[1, {MAX_PAGE_SIZE}], got {page_size}"
         )
+    return cache
 
+
+def _check_table_and_lengths(
+    page_table: object, seq_lens: object, batch: int, device: torch.device
+) -> None:
     page_table = check_tensor(
-        "page_table", page_table, ndim=2, dtypes=(torch.int32,), device=q.device
+        "page_table", page_table, ndim=2, dtypes=(torch.int32,), device=device
     )
     if page_table.shape[0] != batch:
         raise ValueError(
@@ -145,17 +246,35 @@ def check_mla_call(
         )
     if page_table.shape[1] < 1:
         raise ValueError("page_table: expected at least one page per request, got 0 columns")
-    seq_lens = check_tensor("seq_lens", seq_lens, ndim=1, dtypes=(torch.int32,), device=q.device)
+    seq_lens = check_tensor("seq_lens", seq_lens, ndim=1, dtypes=(torch.int32,), device=device)
     check_shape("seq_lens", seq_lens, (batch,))
 
-    checked_scale = check_scale(scale, head_dim_qk)
+
+def _check_outputs(
+    out: object, lse: object, q: torch.Tensor, out_shape: tuple[int, int, int, int]
+) -> None:
     if out is not None:
         out = check_tensor("out", out, ndim=4, dtypes=(q.dtype,), device=q.device)
-        check_shape("out", out, (batch, qlen, num_heads, head_dim_v))
+        check_shape("out", out, out_shape)
     if lse is not None:
         lse = check_tensor("lse", lse, ndim=3, dtypes=(torch.float32,), device=q.device)
-        check_shape("lse", lse, (batch, qlen, num_heads))
-    return MlaCall(kv_cache, batch, qlen, num_heads, page_size, checked_scale)
+        check_shape("lse", lse, out_shape[:3])
+
+
+def check_plan_fits(plan, *, batch: int, **call) -> None:
+    """The call must match the plan it runs under (`call`: the plan's fields as the call has
+    them, e.g. kind, dtype, num_heads, qlen, page_size), with no more requests than planned."""
+    for name, got in call.items():
+        planned = getattr(plan, name)
+        if got != planned:
+            raise ValueError(
+                f"plan: expected a plan for the call's {name}={got}, got one for {name}={planned}"
+            )
+    if batch > plan.batch_size:
+        raise ValueError(
+            f"plan: expected a plan for at least q's {batch} requests, got one for "
+            f"{plan.batch_size}"
+        )
 
 
 def validate_decode_data(

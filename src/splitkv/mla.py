@@ -7,7 +7,7 @@ import contextlib
 import torch
 import triton
 
-from splitkv.checks import MlaCall, check_mla_call, validate_decode_data
+from splitkv.checks import MlaCall, check_mla_call, check_plan_fits, validate_decode_data
 from splitkv.kernels.merge import merge_splits_kernel
 from splitkv.kernels.mla_split import mla_split_kernel
 from splitkv.plan import (
@@ -97,7 +97,10 @@ def mla_decode(
             device=q.device,
         )
     else:
-        _check_plan_fits(plan, q, call)
+        check_plan_fits(
+            plan, kind="mla", dtype=q.dtype, device=q.device, batch=call.batch,
+            num_heads=call.num_heads, qlen=call.qlen, page_size=call.page_size,
+        )  # fmt: skip
     if validate:
         validate_decode_data(
             page_table,
@@ -117,26 +120,6 @@ def mla_decode(
         return out, lse if return_lse else None
     _launch(plan, q, call, page_table, seq_lens, out, lse if return_lse else None)
     return out, lse if return_lse else None
-
-
-def _check_plan_fits(plan: DecodePlan, q: torch.Tensor, call: MlaCall) -> None:
-    """The call must match the plan it runs under: same per-request shape, no more requests."""
-    for name, got, planned in (
-        ("dtype", q.dtype, plan.dtype),
-        ("num_heads", call.num_heads, plan.num_heads),
-        ("qlen", call.qlen, plan.qlen),
-        ("page_size", call.page_size, plan.page_size),
-        ("device", q.device, plan.device),
-    ):
-        if got != planned:
-            raise ValueError(
-                f"plan: expected a plan for the call's {name}={got}, got one for {name}={planned}"
-            )
-    if call.batch > plan.batch_size:
-        raise ValueError(
-            f"plan: expected a plan for at least q's {call.batch} requests, "
-            f"got one for {plan.batch_size}"
-        )
 
 
 def _launch(
@@ -195,11 +178,16 @@ def merge_workspace(
     lse: torch.Tensor | None,
     *,
     max_seq_len: int,
+    window_left: int = -1,
+    sinks: torch.Tensor | None = None,
 ) -> None:
-    """Stage 2 alone: merge the partials stage 1 left in the plan's workspace into out/lse.
+    """Stage 2: merge the partials stage 1 left in the plan's workspace into out/lse.
 
-    The launcher's second half; called on its own only to measure the merge's own time (the
-    workspace must hold a stage-1 result for these seq_lens).
+    window_left >= 0: stage 1 split only the keys that window can see (GQA). sinks: one
+    natural-log logit per head added to each row's softmax denominator (GQA).
+
+    Both launchers' second half; the benchmarks also call it alone to time the merge (the
+    workspace must then hold a stage-1 result for these seq_lens).
     """
     batch, qlen, num_heads, _ = out.shape
     lse_arg = lse if lse is not None else out
@@ -213,6 +201,8 @@ def merge_workspace(
             lse_arg,
             max_seq_len,
             plan.num_splits,
+            window_left,
+            sinks if sinks is not None else plan.workspace.partial_lse,
             out.stride(0),
             out.stride(1),
             out.stride(2),
@@ -224,5 +214,7 @@ def merge_workspace(
             BLOCK_S=plan.merge_block_s,
             BLOCK_D=plan.merge_block_d,
             WRITE_LSE=lse is not None,
+            HAS_WINDOW=window_left >= 0,
+            HAS_SINKS=sinks is not None,
             num_warps=plan.merge_num_warps,
         )

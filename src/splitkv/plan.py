@@ -12,7 +12,7 @@ from typing import Literal
 
 import torch
 
-from splitkv.checks import check_int, check_pow2
+from splitkv.checks import MAX_GQA_HEAD_DIM, check_int, check_pow2
 from splitkv.device import DeviceSpec
 from splitkv.partition import num_partitions
 
@@ -21,6 +21,7 @@ MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks
 MAX_QLEN = 8  # multi-token prediction depth the causal rule is tested for
 MLA_HEAD_DIM_QK = 576  # 512 latent + 64 rope (DeepSeek-V3, Kimi-K2/K3)
 MLA_HEAD_DIM_V = 512
+GQA_HEAD_DIM = 128  # Llama, Qwen
 MIN_DOT = 16  # tl.dot needs every dimension >= 16
 DEFAULT_D_SPLIT = 8  # merge programs per row (seed 000)
 MIN_MERGE_COLUMNS = 16  # a merge slice narrower than this wastes its loads
@@ -48,10 +49,10 @@ class DecodePlan:
     Shape bounds: `batch_size` (a call may use fewer requests), `num_heads`, `qlen`,
     `page_size`, `dtype`, head dims. `max_seq_len` is the context the split count was chosen
     for; longer contexts still compute correctly, with fewer splits than ideal.
-    Stage 1: `num_splits` key splits x `num_head_blocks` blocks of `block_h` query rows per
-    request, `block_n` keys per iteration, program order `grid_order`; `page_prefetch` loads
-    each block's page ids one iteration ahead (lets num_stages >= 3 keep several blocks in
-    flight).
+    Stage 1: `num_splits` key splits x `num_kv_heads` x `num_head_blocks` blocks of `block_h`
+    query rows per request (MLA: one latent kv head; GQA: a kv head's group of query heads),
+    `block_n` keys per iteration, program order `grid_order`; `page_prefetch` loads each
+    block's page ids one iteration ahead (lets num_stages >= 3 keep several blocks in flight).
     Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row.
     """
 
@@ -59,6 +60,7 @@ class DecodePlan:
     batch_size: int
     max_seq_len: int
     num_heads: int
+    num_kv_heads: int
     qlen: int
     page_size: int
     dtype: torch.dtype
@@ -82,7 +84,7 @@ class DecodePlan:
     @property
     def split_grid(self) -> int:
         """Stage-1 programs for a full batch."""
-        return self.num_splits * self.batch_size * self.num_head_blocks
+        return self.num_splits * self.batch_size * self.num_kv_heads * self.num_head_blocks
 
     @property
     def merge_block_d(self) -> int:
@@ -99,6 +101,9 @@ def plan_decode(
     dtype: torch.dtype = torch.bfloat16,
     device: torch.device | str | None = None,
     kind: str = "mla",
+    num_kv_heads: int = 1,
+    head_dim: int | None = None,
+    window_left: int = -1,
     num_splits: int | None = None,
     grid_order: GridOrder | None = None,
     merge_block_s: int | None = None,
@@ -117,11 +122,15 @@ def plan_decode(
         batch_size: the most requests one call will hold.
         max_seq_len: the longest context (keys, including the qlen new tokens) to plan for.
         num_heads: query heads (MLA: all share the one latent KV head).
+        num_kv_heads: GQA/MHA kv heads (dividing num_heads); 1 for MLA.
+        head_dim: GQA/MHA head dim (default 128); MLA uses head_dim_qk / head_dim_v.
+        window_left: GQA sliding window the calls will use (-1: none); with a window only the
+            last window_left + qlen keys are split.
         qlen: query positions per request, 1 to 8 (MTP).
         page_size: KV page size, a power of two from 1 to 256.
         dtype: q and kv_cache dtype (bfloat16, float16; float32 for testing).
         device: where the workspace lives; default: the current CUDA device, else the CPU.
-        kind: "mla".
+        kind: "mla" (absorbed latent attention) or "gqa" (GQA, MHA, MQA).
         num_splits, grid_order, merge_block_s, merge_d_split, block_n, num_warps, num_stages:
             override the heuristic's choice (ablations, tuning).
         page_prefetch: load the next key block's page ids one iteration ahead (off by default
@@ -147,8 +156,20 @@ def plan_decode(
     ):
         check_int(name, value, low, high)
     check_pow2("page_size", page_size)
-    if kind != "mla":
-        raise ValueError(f"kind: expected 'mla', got {kind!r} (GQA/MHA is not implemented yet)")
+    if kind not in ("mla", "gqa"):
+        raise ValueError(f"kind: expected 'mla' or 'gqa', got {kind!r}")
+    check_int("num_kv_heads", num_kv_heads, 1, 1 if kind == "mla" else num_heads)
+    if num_heads % num_kv_heads:
+        raise ValueError(
+            f"num_kv_heads: expected a divisor of num_heads={num_heads}, got {num_kv_heads}"
+        )
+    check_int("window_left", window_left, -1)
+    if kind == "gqa":
+        head_dim = GQA_HEAD_DIM if head_dim is None else head_dim
+        check_int("head_dim", head_dim, MIN_DOT, MAX_GQA_HEAD_DIM)
+        if head_dim % MIN_DOT:
+            raise ValueError(f"head_dim: expected a multiple of {MIN_DOT}, got {head_dim}")
+        head_dim_qk = head_dim_v = head_dim
     if dtype not in (torch.bfloat16, torch.float16, torch.float32):
         raise TypeError(f"dtype: expected torch.bfloat16, float16 or float32, got {dtype}")
     check_int("head_dim_v", head_dim_v, MIN_DOT, None)
@@ -160,9 +181,14 @@ def plan_decode(
     interpreted = device.type == "cpu"
 
     rows = num_heads * qlen
-    block_h = min(spec.tunables.block_m, max(MIN_DOT, _next_pow2(rows)))
+    group_rows = rows // num_kv_heads  # query rows one program's kv head serves
+    block_h = min(spec.tunables.block_m, max(MIN_DOT, _next_pow2(group_rows)))
     if num_splits is None:
-        num_splits = num_partitions(batch_size, max_seq_len, rows, spec, is_mla=True)
+        keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
+        if kind == "mla":
+            num_splits = num_partitions(batch_size, keys, rows, spec, is_mla=True)
+        else:
+            num_splits = num_partitions(batch_size, keys, num_kv_heads, spec, is_mla=False)
     check_int("num_splits", num_splits, 1, MAX_SPLITS)
     if grid_order is None:
         # Split-major keeps one split's programs on one L2 domain only when the round-robin
@@ -204,6 +230,7 @@ def plan_decode(
         batch_size=batch_size,
         max_seq_len=max_seq_len,
         num_heads=num_heads,
+        num_kv_heads=num_kv_heads,
         qlen=qlen,
         page_size=page_size,
         dtype=dtype,
@@ -213,7 +240,7 @@ def plan_decode(
         device_name=spec.name,
         num_splits=num_splits,
         block_h=block_h,
-        num_head_blocks=-(-rows // block_h),
+        num_head_blocks=-(-group_rows // block_h),
         block_n=block_n,
         grid_order=grid_order,
         split_num_warps=num_warps,

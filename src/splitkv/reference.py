@@ -1,14 +1,15 @@
 """The fp32 reference: gather each request's pages, then softmax and matmul, one request at a time.
 
 It shares no code with the kernels (no split, no online softmax, no page-id clamping), so a bug
-in the kernels' indexing cannot hide in it. Same signature as `splitkv.mla_decode`.
+in the kernels' indexing cannot hide in it. Same signatures as `splitkv.mla_decode` and
+`splitkv.gqa_decode`.
 """
 
 from __future__ import annotations
 
 import torch
 
-from splitkv.checks import check_mla_call, validate_decode_data
+from splitkv.checks import check_gqa_call, check_mla_call, validate_decode_data
 from splitkv.plan import MAX_HEADS, MAX_QLEN, MLA_HEAD_DIM_QK, MLA_HEAD_DIM_V, DecodePlan
 
 
@@ -59,7 +60,70 @@ def mla_decode(
         out_f32[b] = torch.einsum("qhn,nd->qhd", probs, values) * has_keys[..., None]
         lse_f32[b] = torch.where(has_keys, row_lse, float("-inf"))
 
-    result = out_f32.to(q.dtype)
+    return _finish(out_f32, lse_f32, q.dtype, out, lse, return_lse)
+
+
+def gqa_decode(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    page_table: torch.Tensor,
+    seq_lens: torch.Tensor,
+    *,
+    scale: float | None = None,
+    plan: DecodePlan | None = None,
+    out: torch.Tensor | None = None,
+    lse: torch.Tensor | None = None,
+    return_lse: bool = True,
+    validate: bool = False,
+    window_left: int = -1,
+    logit_cap: float = 0.0,
+    sinks: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """GQA/MHA decode in float32 math, same signature as `splitkv.gqa_decode` (`plan` unused)."""
+    call = check_gqa_call(
+        q, k_cache, v_cache, page_table, seq_lens, scale=scale, out=out, lse=lse,
+        window_left=window_left, logit_cap=logit_cap, sinks=sinks, max_heads=MAX_HEADS,
+        max_qlen=MAX_QLEN, allow_cpu=True,
+    )  # fmt: skip
+    if validate:
+        validate_decode_data(
+            page_table, seq_lens, num_pages=call.num_pages, page_size=call.page_size,
+            qlen=call.qlen,
+        )  # fmt: skip
+    batch, qlen, heads, dim = call.batch, call.qlen, call.num_q_heads, call.head_dim
+    group = heads // call.num_kv_heads
+    out_f32 = torch.zeros((batch, qlen, heads, dim), dtype=torch.float32, device=q.device)
+    lse_f32 = torch.full((batch, qlen, heads), float("-inf"), dtype=torch.float32, device=q.device)
+    sink_logits = None if sinks is None else sinks.float()[None, :, None].expand(qlen, heads, 1)
+    for b, n in enumerate(seq_lens.tolist()):
+        n = max(n, 0)
+        pages = page_table[b, : -(-n // call.page_size)].long()
+        # [n, kv_heads, d] -> one copy per query head of the group: [n, q_heads, d]
+        keys = k_cache[pages].reshape(-1, call.num_kv_heads, dim)[:n].float()
+        values = v_cache[pages].reshape(-1, call.num_kv_heads, dim)[:n].float()
+        keys = keys.repeat_interleave(group, dim=1)
+        values = values.repeat_interleave(group, dim=1)
+        logits = torch.einsum("qhd,nhd->qhn", q[b].float(), keys) * call.scale
+        if call.logit_cap > 0:
+            logits = call.logit_cap * torch.tanh(logits / call.logit_cap)
+        last_key = n - qlen + torch.arange(qlen, device=q.device)  # query position i
+        positions = torch.arange(n, device=q.device)
+        visible = positions[None, :] <= last_key[:, None]
+        if call.window_left >= 0:
+            visible &= positions[None, :] >= last_key[:, None] - call.window_left
+        logits = logits.masked_fill(~visible[:, None, :], float("-inf"))
+        terms = logits if sink_logits is None else torch.cat([logits, sink_logits], dim=-1)
+        row_lse = torch.logsumexp(terms, dim=-1)  # [qlen, heads]; -inf where nothing is seen
+        probs = torch.exp(logits - row_lse[..., None]).nan_to_num(0.0)
+        out_f32[b] = torch.einsum("qhn,nhd->qhd", probs, values)
+        lse_f32[b] = row_lse
+    return _finish(out_f32, lse_f32, q.dtype, out, lse, return_lse)
+
+
+def _finish(out_f32, lse_f32, dtype, out, lse, return_lse):
+    """Cast to the call's dtype and write into the caller's buffers where given."""
+    result = out_f32.to(dtype)
     if out is not None:
         out.copy_(result)
         result = out

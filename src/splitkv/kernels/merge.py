@@ -10,7 +10,7 @@ BLOCK_S = D_SPLIT = 1 is the plain serial merge.
 import triton
 import triton.language as tl
 
-from splitkv.kernels.split_range import clamped_seq_len, keys_per_split
+from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
 
 LN2 = tl.constexpr(0.6931471805599453)  # lse leaves the kernel in natural log; partials are base 2
 
@@ -24,6 +24,8 @@ def merge_splits_kernel(
     lse_ptr,
     max_seq_len,
     num_splits,
+    window_left,  # used when HAS_WINDOW: the splits cover only the keys a window can see
+    sinks_ptr,  # [NUM_HEADS] float32 natural-log logits, used when HAS_SINKS
     stride_out_batch,
     stride_out_pos,
     stride_out_head,
@@ -37,6 +39,8 @@ def merge_splits_kernel(
     BLOCK_S: tl.constexpr,
     BLOCK_D: tl.constexpr,
     WRITE_LSE: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_SINKS: tl.constexpr,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     row_id = tl.program_id(0)  # request * ROWS + row
@@ -46,6 +50,8 @@ def merge_splits_kernel(
 
     # The same bounds as stage 1: only splits that had keys were written.
     seq_len = clamped_seq_len(seq_lens_ptr, request, max_seq_len)
+    if HAS_WINDOW:
+        seq_len = seq_len - first_visible_key(seq_len, window_left, QLEN, SPLIT_BLOCK_N)
     num_written = tl.cdiv(seq_len, keys_per_split(seq_len, num_splits, SPLIT_BLOCK_N))
 
     offs_s = tl.arange(0, BLOCK_S)
@@ -73,10 +79,18 @@ def merge_splits_kernel(
         l_i = l_i * alpha + tl.sum(weight, 0)
         m_i = m_new
 
-    has_keys = l_i > 0.0
-    result = tl.where(has_keys, acc / tl.where(has_keys, l_i, 1.0), 0.0)
     q_pos = row // NUM_HEADS
     head = row % NUM_HEADS
+    if HAS_SINKS:
+        # A sink is one more logit in the softmax's denominator with no value (gpt-oss).
+        sink = tl.load(sinks_ptr + head + tl.arange(0, 1)) * 1.4426950408889634
+        m_new = tl.maximum(m_i, sink)
+        alpha = tl.exp2(m_i - m_new)
+        acc = acc * alpha
+        l_i = l_i * alpha + tl.exp2(sink - m_new)
+        m_i = m_new
+    has_keys = l_i > 0.0
+    result = tl.where(has_keys, acc / tl.where(has_keys, l_i, 1.0), 0.0)
     out_row = (
         request.to(tl.int64) * stride_out_batch
         + q_pos.to(tl.int64) * stride_out_pos

@@ -1,0 +1,153 @@
+"""GQA/MHA/MQA decode, the public entry point: check, plan (unless given a plan), launch stage 1
+and the merge shared with MLA."""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+import triton
+
+from splitkv.checks import GqaCall, check_gqa_call, check_plan_fits, validate_decode_data
+from splitkv.kernels.gqa_split import gqa_split_kernel
+from splitkv.mla import merge_workspace
+from splitkv.plan import MAX_HEADS, MAX_QLEN, DecodePlan, plan_decode
+
+
+def gqa_decode(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    page_table: torch.Tensor,
+    seq_lens: torch.Tensor,
+    *,
+    scale: float | None = None,
+    plan: DecodePlan | None = None,
+    out: torch.Tensor | None = None,
+    lse: torch.Tensor | None = None,
+    return_lse: bool = True,
+    validate: bool = False,
+    window_left: int = -1,
+    logit_cap: float = 0.0,
+    sinks: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Split-KV paged decode attention for GQA, MHA and MQA (NHD caches, as vLLM/FlashInfer).
+
+    Query head h reads kv head h // (q_heads // kv_heads). Query position i of request b
+    attends causally to keys [0, seq_lens[b] - qlen + i] of its paged cache.
+
+    Args:
+        q: [batch, qlen, q_heads, head_dim] bfloat16 or float16 (float32 for testing); qlen 1
+            to 8, head_dim a multiple of 16 up to 256 (64, 128, 256 ...).
+        k_cache, v_cache: [num_pages, page_size, kv_heads, head_dim], q's dtype, kv_heads
+            dividing q_heads; page_size a power of two from 1 to 256.
+        page_table: [batch, max_pages] int32 page ids into the caches.
+        seq_lens: [batch] int32 keys per request, including the qlen new tokens; 0 gives
+            out = 0 and lse = -inf (or the sink's logit, with sinks).
+        scale: softmax scale, default head_dim ** -0.5.
+        plan: from `plan_decode(..., kind="gqa", num_kv_heads=..., head_dim=...)`; with a plan
+            the call allocates nothing but `out`/`lse` when not given and never syncs.
+        out: [batch, qlen, q_heads, head_dim] in q's dtype, written in place when given.
+        lse: [batch, qlen, q_heads] float32, written in place when given.
+        return_lse: when False, None is returned for the log-sum-exp.
+        validate: also check page ids and lengths on the device (syncs).
+        window_left: sliding window: query position p sees keys [p - window_left, p]; -1 off.
+        logit_cap: soft cap of the scaled logits, cap * tanh(logit / cap) (Gemma, Grok); 0 off.
+        sinks: [q_heads] float32 attention-sink logits (gpt-oss): one more term exp(sink) in
+            each row's softmax denominator, with no value. The returned lse includes it.
+
+    Returns:
+        (out, lse): out [batch, qlen, q_heads, head_dim] in q's dtype; lse [batch, qlen,
+        q_heads] float32, natural-log log-sum-exp of the (capped) scaled logits (or None).
+
+    >>> import torch, splitkv
+    >>> dev = "cuda" if torch.cuda.is_available() else "cpu"
+    >>> dt = torch.bfloat16 if dev == "cuda" else torch.float16
+    >>> q = torch.randn(2, 1, 8, 128, dtype=dt, device=dev)
+    >>> k = torch.randn(8, 16, 2, 128, dtype=dt, device=dev)
+    >>> v = torch.randn(8, 16, 2, 128, dtype=dt, device=dev)
+    >>> table = torch.arange(8, dtype=torch.int32, device=dev).view(2, 4)
+    >>> lens = torch.tensor([50, 7], dtype=torch.int32, device=dev)
+    >>> out, lse = splitkv.gqa_decode(q, k, v, table, lens)
+    >>> out.shape, lse.shape
+    (torch.Size([2, 1, 8, 128]), torch.Size([2, 1, 8]))
+    """
+    if plan is not None and not isinstance(plan, DecodePlan):
+        raise TypeError(f"plan: expected a DecodePlan from plan_decode, got {type(plan).__name__}")
+    call = check_gqa_call(
+        q, k_cache, v_cache, page_table, seq_lens, scale=scale, out=out, lse=lse,
+        window_left=window_left, logit_cap=logit_cap, sinks=sinks, max_heads=MAX_HEADS,
+        max_qlen=MAX_QLEN,
+    )  # fmt: skip
+    if plan is None:
+        plan = plan_decode(
+            max(call.batch, 1), page_table.shape[1] * call.page_size, call.num_q_heads,
+            qlen=call.qlen, page_size=call.page_size, dtype=q.dtype, device=q.device,
+            kind="gqa", num_kv_heads=call.num_kv_heads, head_dim=call.head_dim,
+            window_left=window_left,
+        )  # fmt: skip
+    else:
+        check_plan_fits(
+            plan, kind="gqa", dtype=q.dtype, device=q.device, batch=call.batch,
+            num_heads=call.num_q_heads, qlen=call.qlen, page_size=call.page_size,
+            num_kv_heads=call.num_kv_heads, head_dim_v=call.head_dim,
+        )  # fmt: skip
+    if validate:
+        validate_decode_data(
+            page_table, seq_lens, num_pages=call.num_pages, page_size=call.page_size,
+            qlen=call.qlen,
+        )  # fmt: skip
+    if out is None:
+        out = q.new_empty((call.batch, call.qlen, call.num_q_heads, call.head_dim))
+    if return_lse and lse is None:
+        lse = torch.empty(
+            (call.batch, call.qlen, call.num_q_heads), dtype=torch.float32, device=q.device
+        )
+    if call.batch > 0:
+        _launch(plan, call, q, k_cache, v_cache, page_table, seq_lens, sinks, out,
+                lse if return_lse else None)  # fmt: skip
+    return out, lse if return_lse else None
+
+
+def _launch(
+    plan: DecodePlan,
+    call: GqaCall,
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    page_table: torch.Tensor,
+    seq_lens: torch.Tensor,
+    sinks: torch.Tensor | None,
+    out: torch.Tensor,
+    lse: torch.Tensor | None,
+) -> None:
+    ws = plan.workspace
+    grid = (plan.num_splits * call.batch * call.num_kv_heads * plan.num_head_blocks,)
+    with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
+        gqa_split_kernel[grid](
+            q, k_cache, v_cache, page_table, seq_lens, ws.partial_o, ws.partial_lse,
+            call.scale, call.logit_cap or 1.0, max(call.window_left, 0),
+            call.batch, call.num_pages, page_table.shape[1], plan.num_splits,
+            q.stride(0), q.stride(1), q.stride(2),
+            k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+            v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
+            page_table.stride(0),
+            NUM_Q_HEADS=call.num_q_heads,
+            NUM_KV_HEADS=call.num_kv_heads,
+            QLEN=call.qlen,
+            HEAD_DIM=call.head_dim,
+            BLOCK_D=triton.next_power_of_2(call.head_dim),
+            PAGE_SIZE=call.page_size,
+            BLOCK_H=plan.block_h,
+            BLOCK_N=plan.block_n,
+            SPLIT_MAJOR=plan.grid_order == "split_major",
+            PREFETCH_PAGE=plan.page_prefetch,
+            HAS_WINDOW=call.window_left >= 0,
+            HAS_CAP=call.logit_cap > 0,
+            num_warps=plan.split_num_warps,
+            num_stages=plan.split_num_stages,
+        )  # fmt: skip
+    merge_workspace(
+        plan, seq_lens, out, lse, max_seq_len=page_table.shape[1] * call.page_size,
+        window_left=call.window_left, sinks=sinks,
+    )  # fmt: skip

@@ -1,0 +1,144 @@
+"""Stage 1 of GQA/MHA decode: each program attends the query rows of one kv head (its group of
+query heads x qlen positions) of one request to one key split.
+
+Caches are NHD: `[num_pages, page_size, kv_heads, head_dim]`, keys and values in separate
+tensors. Partials go to the same workspace layout as MLA, so one merge serves both:
+    partial_o   [batch, qlen * q_heads, num_splits, head_dim] float32, normalised
+    partial_lse [batch, qlen * q_heads, num_splits]           float32, base 2
+Row r of a request is query position r // q_heads, query head r % q_heads.
+"""
+
+import triton
+import triton.language as tl
+
+from splitkv.kernels.online_softmax import softmax_step, store_partial
+from splitkv.kernels.paged import block_page_ids, kv_row_offsets
+from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
+
+LOG2E = tl.constexpr(1.4426950408889634)
+
+
+@triton.jit
+def gqa_split_kernel(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    page_table_ptr,
+    seq_lens_ptr,
+    partial_o_ptr,
+    partial_lse_ptr,
+    scale,  # softmax scale (natural units)
+    logit_cap,  # soft cap of the scaled logits (Gemma/Grok); used when HAS_CAP
+    window_left,  # keys left of the query's own position it may see; used when HAS_WINDOW
+    batch,
+    num_pages,
+    max_pages,
+    num_splits,
+    stride_q_batch,
+    stride_q_pos,
+    stride_q_head,
+    stride_k_page,
+    stride_k_slot,
+    stride_k_head,
+    stride_v_page,
+    stride_v_slot,
+    stride_v_head,
+    stride_table_batch,
+    NUM_Q_HEADS: tl.constexpr,
+    NUM_KV_HEADS: tl.constexpr,
+    QLEN: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    PAGE_SIZE: tl.constexpr,
+    BLOCK_H: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    SPLIT_MAJOR: tl.constexpr,
+    PREFETCH_PAGE: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_CAP: tl.constexpr,
+):
+    GROUP: tl.constexpr = NUM_Q_HEADS // NUM_KV_HEADS
+    ROWS: tl.constexpr = QLEN * NUM_Q_HEADS
+    pid = tl.program_id(0)
+    # Split-major as for MLA: consecutive program ids are the splits of one request.
+    if SPLIT_MAJOR:
+        split = pid % num_splits
+        request = (pid // num_splits) % batch
+    else:
+        request = pid % batch
+        split = (pid // batch) % num_splits
+    kv_head = (pid // (num_splits * batch)) % NUM_KV_HEADS
+    head_block = pid // (num_splits * batch * NUM_KV_HEADS)
+
+    seq_len = clamped_seq_len(seq_lens_ptr, request, max_pages * PAGE_SIZE)
+    if HAS_WINDOW:  # noqa: SIM108 (a compile-time branch; Triton folds it)
+        first_key = first_visible_key(seq_len, window_left, QLEN, BLOCK_N)
+    else:
+        first_key = 0
+    per_split = keys_per_split(seq_len - first_key, num_splits, BLOCK_N)
+    split_start = first_key + split * per_split
+    split_end = tl.minimum(split_start + per_split, seq_len)
+    if split_start >= split_end:
+        return  # empty split: writes nothing, and the merge never reads it
+
+    # This kv head's query rows: local row = query position * GROUP + head within the group.
+    local = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
+    row_ok = local < QLEN * GROUP
+    q_pos = local // GROUP
+    q_head = kv_head * GROUP + local % GROUP
+    q_row = (
+        request.to(tl.int64) * stride_q_batch
+        + q_pos.to(tl.int64) * stride_q_pos
+        + q_head.to(tl.int64) * stride_q_head
+    )
+    d = tl.arange(0, BLOCK_D)
+    d_ok = d < HEAD_DIM
+    q = tl.load(
+        q_ptr + q_row[:, None] + d[None, :], mask=row_ok[:, None] & d_ok[None, :], other=0.0
+    )
+    # Causal MTP rule: query position i sees keys [0, seq_len - qlen + i] (and, with a window,
+    # none before last_key - window_left).
+    last_key = seq_len - QLEN + q_pos
+
+    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
+    table_row = page_table_ptr + request.to(tl.int64) * stride_table_batch
+    k_head = kv_head.to(tl.int64) * stride_k_head
+    v_head = kv_head.to(tl.int64) * stride_v_head
+    offs_n = tl.arange(0, BLOCK_N)
+    if PREFETCH_PAGE:
+        first_keys = split_start + offs_n
+        next_page = block_page_ids(
+            table_row, split_start, first_keys, first_keys < split_end, PAGE_SIZE, BLOCK_N
+        )
+    for block_start in range(split_start, split_end, BLOCK_N):
+        keys = block_start + offs_n
+        key_ok = keys < split_end
+        if PREFETCH_PAGE:
+            page = next_page
+            following = tl.minimum(block_start + BLOCK_N, split_end - 1)
+            next_keys = keys + BLOCK_N
+            next_page = block_page_ids(
+                table_row, following, next_keys, next_keys < split_end, PAGE_SIZE, BLOCK_N
+            )
+        else:
+            page = block_page_ids(table_row, block_start, keys, key_ok, PAGE_SIZE, BLOCK_N)
+        k_rows = kv_row_offsets(page, keys, num_pages, stride_k_page, stride_k_slot, PAGE_SIZE)
+        tile_ok = key_ok[:, None] & d_ok[None, :]
+        # Slots past seq_len are masked at the load, so whatever they hold (NaN) never enters.
+        k = tl.load(k_ptr + k_head + k_rows[:, None] + d[None, :], mask=tile_ok, other=0.0)
+        scores = tl.dot(q, tl.trans(k)) * scale
+        if HAS_CAP:
+            # cap * tanh(x / cap), with tanh(y) = 1 - 2 / (1 + e^(2y)): no overflow to NaN.
+            scores = logit_cap * (1.0 - 2.0 / (1.0 + tl.exp2(scores * (2.0 * LOG2E / logit_cap))))
+        visible = key_ok[None, :] & (keys[None, :] <= last_key[:, None])
+        if HAS_WINDOW:
+            visible = visible & (keys[None, :] >= last_key[:, None] - window_left)
+        scores = tl.where(visible, scores * LOG2E, float("-inf"))
+        v_rows = kv_row_offsets(page, keys, num_pages, stride_v_page, stride_v_slot, PAGE_SIZE)
+        v = tl.load(v_ptr + v_head + v_rows[:, None] + d[None, :], mask=tile_ok, other=0.0)
+        m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, v)
+
+    slot = (request.to(tl.int64) * ROWS + q_pos * NUM_Q_HEADS + q_head) * num_splits + split
+    store_partial(partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d_ok, HEAD_DIM)
