@@ -171,3 +171,74 @@ def test_cpu_tensors_need_the_interpreter(case, monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "0")
     with pytest.raises(ValueError, match=r"^q: expected a CUDA or ROCm tensor"):
         call(case)
+
+
+@pytest.fixture
+def gqa_case(device):
+    from splitkv.testing import random_gqa_case
+
+    return random_gqa_case([30, 9], 4, 2, 64, page_size=16, dtype=torch.float16, device=device)
+
+
+def gqa_call(case, **overrides):
+    args = {
+        "q": case.q,
+        "k_cache": case.k_cache,
+        "v_cache": case.v_cache,
+        "page_table": case.page_table,
+        "seq_lens": case.seq_lens,
+    }
+    kwargs = {k: overrides.pop(k) for k in list(overrides) if k not in args}
+    args.update(overrides)
+    return splitkv.gqa_decode(*args.values(), **kwargs)
+
+
+BAD_GQA_CALLS = {
+    "head dim 72": (
+        lambda c: {"q": torch.zeros(2, 1, 4, 72, dtype=c.q.dtype, device=c.q.device)},
+        ValueError,
+        "q",
+    ),
+    "k head dim differs": (lambda c: {"k_cache": c.k_cache[..., :32]}, ValueError, "k_cache"),
+    "kv heads do not divide": (
+        lambda c: {"k_cache": c.k_cache[:, :, :1].expand(-1, -1, 3, -1)},
+        ValueError,
+        "k_cache",
+    ),
+    "v shape differs": (lambda c: {"v_cache": c.v_cache[:, :8]}, ValueError, "v_cache"),
+    "v dtype differs": (lambda c: {"v_cache": c.v_cache.float()}, TypeError, "v_cache"),
+    "k rank 3": (lambda c: {"k_cache": c.k_cache[:, :, 0]}, ValueError, "k_cache"),
+    "window -2": (lambda c: {"window_left": -2}, ValueError, "window_left"),
+    "window float": (lambda c: {"window_left": 4.0}, TypeError, "window_left"),
+    "cap negative": (lambda c: {"logit_cap": -1.0}, ValueError, "logit_cap"),
+    "cap string": (lambda c: {"logit_cap": "5"}, TypeError, "logit_cap"),
+    "sinks per kv head": (
+        lambda c: {"sinks": torch.zeros(2, device=c.q.device)},
+        ValueError,
+        "sinks",
+    ),
+    "sinks fp16": (
+        lambda c: {"sinks": torch.zeros(4, dtype=torch.float16, device=c.q.device)},
+        TypeError,
+        "sinks",
+    ),
+    "mla plan": (
+        lambda c: {
+            "plan": splitkv.plan_decode(
+                2, 64, 4, page_size=16, dtype=torch.float16, device=c.q.device
+            )
+        },
+        ValueError,
+        "plan",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_GQA_CALLS))
+def test_bad_gqa_argument_is_named(name, gqa_case, monkeypatch):
+    import splitkv.gqa
+
+    monkeypatch.setattr(splitkv.gqa, "_launch", lambda *a, **k: pytest.fail("launched"))
+    overrides, error, argument = BAD_GQA_CALLS[name]
+    with pytest.raises(error, match=rf"^{argument}: expected"):
+        gqa_call(gqa_case, **overrides(gqa_case))

@@ -58,6 +58,105 @@ def random_mla_case(
         small case at the far end of a large pool (64-bit offsets).
     contiguous: each request's own pages in order (the benchmarks' layout), not shuffled.
     """
+    layout = _paged_layout(
+        seq_lens,
+        page_size,
+        table_columns,
+        shared_prefix,
+        spare_pages,
+        first_page,
+        contiguous,
+        device,
+        seed,
+    )
+    kv_cache = layout.random_cache((head_dim_qk,), dtype)
+    q = layout.randn((len(seq_lens), qlen, num_heads, head_dim_qk), dtype)
+    return MlaCase(q, kv_cache, layout.page_table, layout.seq_lens, layout.poison_page)
+
+
+@dataclass
+class GqaCase:
+    """One GQA decode call's inputs (NHD caches); `poison_page` as for `MlaCase`."""
+
+    q: torch.Tensor
+    k_cache: torch.Tensor
+    v_cache: torch.Tensor
+    page_table: torch.Tensor
+    seq_lens: torch.Tensor
+    poison_page: int
+
+    @property
+    def args(self) -> tuple[torch.Tensor, ...]:
+        return self.q, self.k_cache, self.v_cache, self.page_table, self.seq_lens
+
+
+def random_gqa_case(
+    seq_lens: list[int],
+    num_q_heads: int,
+    num_kv_heads: int,
+    head_dim: int = 128,
+    *,
+    qlen: int = 1,
+    page_size: int = 16,
+    dtype: torch.dtype = torch.float16,
+    device: torch.device | str = "cpu",
+    table_columns: int | None = None,
+    spare_pages: int = 3,
+    first_page: int = 0,
+    contiguous: bool = False,
+    seed: int | None = None,
+) -> GqaCase:
+    """Random GQA inputs: caches [num_pages, page_size, kv_heads, head_dim], NaN wherever a
+    request owns no slot. Arguments as for `random_mla_case`."""
+    layout = _paged_layout(
+        seq_lens, page_size, table_columns, 0, spare_pages, first_page, contiguous, device, seed
+    )
+    k_cache = layout.random_cache((num_kv_heads, head_dim), dtype)
+    v_cache = layout.random_cache((num_kv_heads, head_dim), dtype)
+    q = layout.randn((len(seq_lens), qlen, num_q_heads, head_dim), dtype)
+    return GqaCase(q, k_cache, v_cache, layout.page_table, layout.seq_lens, layout.poison_page)
+
+
+@dataclass
+class _Layout:
+    """Which pool slots each request owns, and a generator on the device to fill them."""
+
+    page_table: torch.Tensor
+    seq_lens: torch.Tensor
+    pages: torch.Tensor  # page of every owned slot
+    slots: torch.Tensor  # slot within that page
+    num_pages: int
+    page_size: int
+    poison_page: int
+    generator: torch.Generator
+
+    def randn(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+        device = self.generator.device
+        return torch.randn(shape, generator=self.generator, device=device).to(dtype)
+
+    def random_cache(self, row_shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+        """[num_pages, page_size, *row_shape]: random rows in owned slots, NaN elsewhere."""
+        device = self.generator.device
+        shape = (self.num_pages, self.page_size, *row_shape)
+        cache = torch.full(shape, float("nan"), dtype=dtype, device=device)
+        for start in range(0, len(self.pages), FILL_CHUNK):  # bounds the fp32 staging memory
+            chunk = slice(start, start + FILL_CHUNK)
+            rows = self.randn((len(self.pages[chunk]), *row_shape), torch.float32)
+            cache[self.pages[chunk], self.slots[chunk]] = rows.to(dtype)
+        return cache
+
+
+def _paged_layout(
+    seq_lens,
+    page_size,
+    table_columns,
+    shared_prefix,
+    spare_pages,
+    first_page,
+    contiguous,
+    device,
+    seed,
+) -> _Layout:
     gen = torch.Generator(device="cpu")
     gen.manual_seed(int(torch.randint(0, 2**31, ()).item()) if seed is None else seed)
     if shared_prefix % page_size:
@@ -81,28 +180,20 @@ def random_mla_case(
         page_table[b, n_shared : pages_each[b]] = own_ids[: own[b]].to(torch.int32)
         own_ids = own_ids[own[b] :]
 
-    # Fill exactly the slots requests own; everything else stays NaN.
     device = torch.device(device)
     positions = torch.cat([torch.arange(n) for n in seq_lens] + [torch.zeros(0, dtype=torch.long)])
     owners = torch.repeat_interleave(torch.arange(batch), torch.tensor(seq_lens, dtype=torch.long))
-    pages = page_table[owners, positions // page_size].long().to(device)
-    slots = (positions % page_size).to(device)
-    kv_cache = torch.full(
-        (num_pages, page_size, head_dim_qk), float("nan"), dtype=dtype, device=device
-    )
     dev_gen = torch.Generator(device=device)
     dev_gen.manual_seed(int(torch.randint(0, 2**31, (), generator=gen)))
-    for start in range(0, len(positions), FILL_CHUNK):  # chunks bound the fp32 staging memory
-        chunk = slice(start, start + FILL_CHUNK)
-        rows = torch.randn(len(positions[chunk]), head_dim_qk, generator=dev_gen, device=device)
-        kv_cache[pages[chunk], slots[chunk]] = rows.to(dtype)
-    q = torch.randn(batch, qlen, num_heads, head_dim_qk, generator=dev_gen, device=device)
-    return MlaCase(
-        q=q.to(dtype),
-        kv_cache=kv_cache,
+    return _Layout(
         page_table=page_table.to(device),
         seq_lens=torch.tensor(seq_lens, dtype=torch.int32).to(device),
+        pages=page_table[owners, positions // page_size].long().to(device),
+        slots=(positions % page_size).to(device),
+        num_pages=num_pages,
+        page_size=page_size,
         poison_page=poison_page,
+        generator=dev_gen,
     )
 
 

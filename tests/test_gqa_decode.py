@@ -1,0 +1,136 @@
+"""splitkv.gqa_decode against the fp32 reference: head ratios (MHA, GQA, MQA), head dims, page
+sizes, MTP, sliding window, logit soft-cap, attention sinks, NaN in every unowned slot."""
+
+import dataclasses
+
+import pytest
+import torch
+
+import splitkv
+from splitkv.testing import check_against_reference, random_gqa_case
+
+
+def run_and_check(case, **kwargs):
+    out, lse = splitkv.gqa_decode(*case.args, validate=True, **kwargs)
+    features = {k: v for k, v in kwargs.items() if k != "plan"}
+    ref_out, ref_lse = splitkv.reference.gqa_decode(*case.args, **features)
+    check_against_reference(out, lse, ref_out, ref_lse)
+    return out, lse
+
+
+@pytest.mark.parametrize("q_heads,kv_heads", [(4, 4), (8, 2), (4, 1), (12, 3)])
+def test_head_ratios(q_heads, kv_heads, dtype, device):
+    case = random_gqa_case([70, 1, 33], q_heads, kv_heads, 64, page_size=16, dtype=dtype,
+                           device=device)  # fmt: skip
+    run_and_check(case)
+
+
+@pytest.mark.parametrize("head_dim", [16, 64, 80, 128, 256])
+def test_head_dims(head_dim, dtype, device):
+    case = random_gqa_case([40, 17], 4, 2, head_dim, page_size=8, dtype=dtype, device=device)
+    run_and_check(case)
+
+
+@pytest.mark.parametrize("page_size", [1, 2, 4, 16, 64, 256])
+def test_page_sizes_and_boundaries(page_size, dtype, device):
+    qlen = 1 + page_size.bit_length() % 4
+    lengths = [0, max(1, qlen), page_size - 1, page_size, page_size + 1, 2 * page_size + 3]
+    lengths = [n if n == 0 else max(n, qlen) for n in lengths]
+    case = random_gqa_case(lengths, 4, 2, 32, qlen=qlen, page_size=page_size, dtype=dtype,
+                           device=device)  # fmt: skip
+    plan = splitkv.plan_decode(6, 3 * page_size + 3, 4, qlen=qlen, page_size=page_size,
+                               dtype=dtype, device=device, kind="gqa", num_kv_heads=2,
+                               head_dim=32, num_splits=3)  # fmt: skip
+    run_and_check(case, plan=plan)
+
+
+@pytest.mark.parametrize("qlen", [2, 8])
+def test_mtp(qlen, dtype, device):
+    case = random_gqa_case([qlen, 50, 97], 8, 2, 64, qlen=qlen, dtype=dtype, device=device)
+    run_and_check(case)
+
+
+@pytest.mark.parametrize("window_left", [0, 5, 40, 1000])
+@pytest.mark.parametrize("qlen", [1, 3])
+def test_sliding_window(window_left, qlen, dtype, device):
+    case = random_gqa_case([150, 64, qlen, 0], 4, 2, 32, qlen=qlen, page_size=16, dtype=dtype,
+                           device=device)  # fmt: skip
+    plan = splitkv.plan_decode(4, 160, 4, qlen=qlen, page_size=16, dtype=dtype, device=device,
+                               kind="gqa", num_kv_heads=2, head_dim=32, num_splits=4,
+                               window_left=window_left)  # fmt: skip
+    run_and_check(case, plan=plan, window_left=window_left)
+
+
+@pytest.mark.parametrize("logit_cap", [1.0, 30.0])
+def test_logit_soft_cap(logit_cap, dtype, device):
+    case = random_gqa_case([90, 20], 4, 1, 64, dtype=dtype, device=device)
+    run_and_check(case, logit_cap=logit_cap, scale=0.5)  # big logits: the cap matters
+
+
+def test_attention_sinks(dtype, device):
+    case = random_gqa_case([90, 0, 5], 8, 2, 64, qlen=2, dtype=dtype, device=device)
+    sinks = torch.randn(8, device=device) * 2
+    out, lse = run_and_check(case, sinks=sinks)
+    # Without keys a row softmaxes over the sink alone: no value, lse = the sink's logit.
+    assert torch.equal(out[1], torch.zeros_like(out[1]))
+    assert torch.allclose(lse[1], sinks.expand(2, 8))
+
+
+def test_window_cap_and_sinks_together(dtype, device):
+    case = random_gqa_case([200, 31, 4], 6, 2, 64, qlen=4, page_size=8, dtype=dtype,
+                           device=device)  # fmt: skip
+    sinks = torch.randn(6, device=device)
+    run_and_check(case, window_left=17, logit_cap=5.0, sinks=sinks)
+
+
+def test_zero_length_gives_zero_and_minus_inf(dtype, device):
+    case = random_gqa_case([0, 9], 4, 2, 32, dtype=dtype, device=device)
+    out, lse = run_and_check(case)
+    assert torch.equal(out[0], torch.zeros_like(out[0])) and torch.isneginf(lse[0]).all()
+    assert not torch.isnan(out).any()
+
+
+def test_splits_orders_tilings_and_prefetch_agree(dtype, device):
+    case = random_gqa_case([300, 129, 0, 64], 8, 2, 64, page_size=16, dtype=dtype,
+                           device=device)  # fmt: skip
+    base = splitkv.plan_decode(4, 320, 8, page_size=16, dtype=dtype, device=device, kind="gqa",
+                               num_kv_heads=2, head_dim=64, num_splits=1)  # fmt: skip
+    one, one_lse = run_and_check(case, plan=base)
+    variants = [
+        {"num_splits": 7},
+        {"num_splits": 4, "grid_order": "batch_major"},
+        {"num_splits": 4, "merge_block_s": 1, "merge_d_split": 1},
+        {"num_splits": 4, "page_prefetch": True, "num_stages": 3},
+    ]
+    for knobs in variants:
+        plan = splitkv.plan_decode(4, 320, 8, page_size=16, dtype=dtype, device=device,
+                                   kind="gqa", num_kv_heads=2, head_dim=64, **knobs)  # fmt: skip
+        out, lse = run_and_check(case, plan=plan)
+        check_against_reference(out, lse, one, one_lse)
+    split_major = dataclasses.replace(plan, grid_order="split_major", page_prefetch=False)
+    batch_major = dataclasses.replace(split_major, grid_order="batch_major")
+    a = splitkv.gqa_decode(*case.args, plan=split_major)
+    b = splitkv.gqa_decode(*case.args, plan=batch_major)
+    assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+
+
+def test_plan_replays_with_new_lengths(dtype, device):
+    plan = splitkv.plan_decode(3, 128, 4, qlen=2, page_size=16, dtype=dtype, device=device,
+                               kind="gqa", num_kv_heads=1, head_dim=64, num_splits=3)  # fmt: skip
+    out = torch.empty(3, 2, 4, 64, dtype=dtype, device=device)
+    for step, lengths in enumerate([[2, 100, 128], [50, 0, 7], [128, 128, 2]]):
+        case = random_gqa_case(lengths, 4, 1, 64, qlen=2, dtype=dtype, device=device,
+                               table_columns=8, seed=step)  # fmt: skip
+        got, lse = splitkv.gqa_decode(*case.args, plan=plan, out=out)
+        assert got is out
+        check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args))
+
+
+def test_corrupt_table_and_lengths_stay_in_bounds(dtype, device):
+    case = random_gqa_case([40, 40, 40], 4, 2, 32, dtype=dtype, device=device)
+    table = case.page_table.clone()
+    table[0, 1] = 1 << 30
+    table[1, 0] = -5
+    lens = torch.tensor([40, 1 << 30, -7], dtype=torch.int32, device=device)
+    _, lse = splitkv.gqa_decode(case.q, case.k_cache, case.v_cache, table, lens)
+    assert torch.isneginf(lse[2]).all()
