@@ -8,7 +8,7 @@ PYTORCH_NO_CUDA_MEMORY_CACHING=1, or torch's caching allocator hides out-of-boun
 import torch
 
 import splitkv
-from splitkv.testing import check_against_reference, random_mla_case
+from splitkv.testing import check_against_reference, random_gqa_case, random_mla_case
 
 
 def main() -> None:
@@ -43,6 +43,28 @@ def main() -> None:
         lens[0] = 1 << 30
         lens[-1] = -9
         splitkv.mla_decode(case.q, case.kv_cache, table, lens)
+    for page_size, qlen, (q_heads, kv_heads, dim) in [(1, 1, (8, 1, 128)), (16, 3, (64, 8, 64))]:
+        case = random_gqa_case(
+            [0, 5, 300],
+            q_heads,
+            kv_heads,
+            dim,
+            qlen=qlen,
+            page_size=page_size,
+            dtype=torch.bfloat16,
+            device=dev,
+        )
+        sinks = torch.randn(q_heads, device=dev)
+        out, lse = splitkv.gqa_decode(
+            *case.args, validate=True, window_left=40, logit_cap=20.0, sinks=sinks
+        )
+        ref = splitkv.reference.gqa_decode(*case.args, window_left=40, logit_cap=20.0, sinks=sinks)
+        check_against_reference(out, lse, *ref)
+        table = case.page_table.clone()
+        table[1, 0] = -(1 << 30)
+        lens = case.seq_lens.clone()
+        lens[2] = 1 << 30
+        splitkv.gqa_decode(case.q, case.k_cache, case.v_cache, table, lens)
     torch.cuda.synchronize()
     print("memcheck subset: all calls finished")
 

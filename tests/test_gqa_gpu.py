@@ -1,0 +1,120 @@
+"""GPU-only GQA cases: long contexts at the issue's model shapes, a pool past 2^31 elements,
+and CUDA-graph capture replayed with new lengths and page tables."""
+
+import pytest
+import torch
+
+import splitkv
+from splitkv.testing import check_against_reference, random_gqa_case
+
+pytestmark = pytest.mark.gpu
+
+MODELS = {  # q heads, kv heads, head dim
+    "llama3-70b-tp8": (8, 1, 128),
+    "llama3-8b": (32, 8, 128),
+    "qwen-64-8": (64, 8, 128),
+    "mha-32": (32, 32, 128),
+    "gpt-oss": (64, 8, 64),
+}
+
+
+def check(case, **kwargs):
+    out, lse = splitkv.gqa_decode(*case.args, validate=True, **kwargs)
+    features = {k: v for k, v in kwargs.items() if k != "plan"}
+    ref_out, ref_lse = splitkv.reference.gqa_decode(*case.args, **features)
+    return check_against_reference(out, lse, ref_out, ref_lse)
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+def test_models_at_long_context(model):
+    q_heads, kv_heads, head_dim = MODELS[model]
+    lengths = [131072, 4096, 1, 70000]
+    case = random_gqa_case(
+        lengths, q_heads, kv_heads, head_dim, page_size=16, dtype=torch.bfloat16, device="cuda"
+    )
+    sinks = torch.randn(q_heads, device="cuda") if model == "gpt-oss" else None
+    check(case, sinks=sinks)
+
+
+def test_ragged_mtp_with_window_and_cap():
+    lengths = [1, 63, 64, 65, 4096, 4097, 65536]
+    lengths = [max(n, 4) for n in lengths]
+    case = random_gqa_case(
+        lengths, 16, 2, 256, qlen=4, page_size=16, dtype=torch.bfloat16, device="cuda"
+    )
+    check(case, window_left=4096, logit_cap=30.0)
+
+
+@pytest.mark.parametrize("page_size", [1, 16, 256])
+def test_pool_past_2_31_elements(page_size):
+    first_page = 2**31 // (page_size * 8 * 128) + 8
+    case = random_gqa_case(
+        [3000, 17],
+        32,
+        8,
+        128,
+        page_size=page_size,
+        dtype=torch.bfloat16,
+        device="cuda",
+        first_page=first_page,
+    )
+    assert case.k_cache.numel() > 2**31
+    check(case)
+
+
+def test_cuda_graph_capture_once_replay_many():
+    batch, q_heads, kv_heads, dim, columns = 5, 32, 8, 128, 64
+    plan = splitkv.plan_decode(
+        batch,
+        columns * 16,
+        q_heads,
+        qlen=2,
+        page_size=16,
+        kind="gqa",
+        num_kv_heads=kv_heads,
+        head_dim=dim,
+        device="cuda",
+    )
+    gen = torch.Generator().manual_seed(11)
+    cases = [
+        random_gqa_case(
+            torch.randint(2, columns * 16, (batch,), generator=gen).tolist(),
+            q_heads,
+            kv_heads,
+            dim,
+            qlen=2,
+            dtype=torch.bfloat16,
+            device="cuda",
+            table_columns=columns,
+            spare_pages=30,
+        )
+        for _ in range(4)
+    ]
+    pool = max(c.k_cache.shape[0] for c in cases)
+    k = torch.full((pool, 16, kv_heads, dim), float("nan"), dtype=torch.bfloat16, device="cuda")
+    v = torch.full_like(k, float("nan"))
+    q, table, lens = (t.clone() for t in (cases[0].q, cases[0].page_table, cases[0].seq_lens))
+    out = torch.empty(batch, 2, q_heads, dim, dtype=torch.bfloat16, device="cuda")
+    lse = torch.empty(batch, 2, q_heads, device="cuda")
+
+    def step():
+        splitkv.gqa_decode(q, k, v, table, lens, plan=plan, out=out, lse=lse)
+
+    step()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    for case in cases:
+        k[: case.k_cache.shape[0]].copy_(case.k_cache)
+        v[: case.v_cache.shape[0]].copy_(case.v_cache)
+        for static, new in ((q, case.q), (table, case.page_table), (lens, case.seq_lens)):
+            static.copy_(new)
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        check_against_reference(out, lse, *splitkv.reference.gqa_decode(q, k, v, table, lens))
