@@ -62,3 +62,14 @@ def test_results_are_written_as_json_csv_and_markdown(result, tmp_path):
     table = (tmp_path / "run.md").read_text()
     assert "| splitkv | default | 12 | 8192 x 1 | 1 | 128 | 13.3 (13.0-13.5)" in table
     assert "20.0%" in table and "missing: not importable" in table
+
+
+def test_gqa_shapes_count_keys_and_values_per_kv_head():
+    shape = BenchShape(32, 4096, 1, page_size=16, kind="gqa", kv_heads=8, head_dim=128)
+    assert shape.bytes_read == (32 * 128 + 4096 * 2 * 8 * 128) * 2
+    assert shape.flops == 4096 * 32 * 4 * 128
+    from splitkv.bench.shapes import gqa_shapes
+
+    shapes = gqa_shapes()
+    assert {s.kv_heads for s in shapes} == {1, 8, 32} and all(s.page_size == 16 for s in shapes)
+    assert all(s.bytes_read <= 40e9 for s in shapes)

@@ -35,13 +35,16 @@ def test_harness_runs_checks_and_reports(cpu_harness, tmp_path):
     shapes = [
         BenchShape(4, 100, 2, dtype="fp16", page_size=16),
         BenchShape(4, 96, 3, dtype="fp16", page_size=16, shared_prefix=64, label="shared"),
+        BenchShape(
+            8, 70, 2, dtype="fp16", page_size=16, kind="gqa", kv_heads=2, head_dim=64, sinks=True
+        ),
     ]
     trials = [Trial("default"), Trial("serial merge", {"merge_block_s": 1, "merge_d_split": 1})]
     ceilings = {"read_bytes_per_s": 1e12, "matmul_flops_per_s": 1e14}
     rows = run_shapes(shapes, ["splitkv", "flashmla"], ceilings, trials=trials,
                       measure_merge=True, progress=lambda line: None)  # fmt: skip
     mine = [r for r in rows if r["provider"] == "splitkv"]
-    assert len(mine) == 4 and all(r["status"] == "ok" for r in mine)
+    assert len(mine) == 6 and all(r["status"] == "ok" for r in mine)
     assert all(r["rel_error"] < 2e-2 and r["p50_us"] == pytest.approx(12.0 / r["input_copies"])
                for r in mine)  # fmt: skip
     assert all(r["merge_share"] == pytest.approx(1.0) for r in mine)  # the stand-in timer

@@ -63,11 +63,27 @@ def _shape_arguments(parser: argparse.ArgumentParser) -> None:
 def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     from splitkv.bench import shapes
 
+    parser.add_argument("--kind", choices=["mla", "gqa"], default="mla")
     parser.add_argument("--heads", type=int, nargs="+", default=list(shapes.STANDARD_HEADS))
-    parser.add_argument("--context", type=int, nargs="+", default=list(shapes.STANDARD_CONTEXTS))
-    parser.add_argument("--batch", type=int, nargs="+", default=list(shapes.STANDARD_BATCHES))
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        choices=sorted(shapes.GQA_MODELS),
+        default=list(shapes.GQA_MODELS),
+        help="GQA models (--kind gqa)",
+    )
+    parser.add_argument(
+        "--context",
+        type=int,
+        nargs="+",
+        default=None,
+        help="MLA: 8192 68096 327600; GQA: 4096 32768 131072",
+    )
+    parser.add_argument(
+        "--batch", type=int, nargs="+", default=None, help="MLA: 1 8 16 48 128; GQA: 1 8 32 128 256"
+    )
     parser.add_argument("--qlen", type=int, nargs="+", default=[1])
-    parser.add_argument("--page-size", type=int, nargs="+", default=[64])
+    parser.add_argument("--page-size", type=int, nargs="+", default=None, help="MLA: 64; GQA: 16")
     parser.add_argument("--dtype", choices=sorted(shapes.DTYPES), default="bf16")
     parser.add_argument(
         "--providers",
@@ -121,9 +137,28 @@ def _bench(args: argparse.Namespace) -> int:
     elif args.special:
         todo = [s for h in args.heads for s in shapes.special_shapes(h, args.dtype)]
         trials = _trials(args)
+    elif args.kind == "gqa":
+        todo = [
+            shape
+            for page_size in args.page_size or [16]
+            for shape in shapes.gqa_shapes(
+                args.models,
+                args.context or shapes.GQA_CONTEXTS,
+                args.batch or shapes.GQA_BATCHES,
+                args.qlen,
+                page_size,
+                args.dtype,
+            )
+        ]
+        trials = _trials(args)
     else:
         todo = shapes.grid_shapes(
-            args.heads, args.context, args.batch, args.qlen, args.page_size, args.dtype
+            args.heads,
+            args.context or shapes.STANDARD_CONTEXTS,
+            args.batch or shapes.STANDARD_BATCHES,
+            args.qlen,
+            args.page_size or [64],
+            args.dtype,
         )
         trials = _trials(args)
     progress = lambda line: print(line, flush=True)

@@ -84,6 +84,7 @@ class GqaCase:
     page_table: torch.Tensor
     seq_lens: torch.Tensor
     poison_page: int
+    sinks: torch.Tensor | None = None  # optional [q_heads] float32 sink logits
 
     @property
     def args(self) -> tuple[torch.Tensor, ...]:
@@ -104,17 +105,22 @@ def random_gqa_case(
     spare_pages: int = 3,
     first_page: int = 0,
     contiguous: bool = False,
+    sinks: bool = False,
     seed: int | None = None,
 ) -> GqaCase:
     """Random GQA inputs: caches [num_pages, page_size, kv_heads, head_dim], NaN wherever a
-    request owns no slot. Arguments as for `random_mla_case`."""
+    request owns no slot; `sinks`: random sink logits too. Other arguments as for
+    `random_mla_case`."""
     layout = _paged_layout(
         seq_lens, page_size, table_columns, 0, spare_pages, first_page, contiguous, device, seed
     )
     k_cache = layout.random_cache((num_kv_heads, head_dim), dtype)
     v_cache = layout.random_cache((num_kv_heads, head_dim), dtype)
     q = layout.randn((len(seq_lens), qlen, num_q_heads, head_dim), dtype)
-    return GqaCase(q, k_cache, v_cache, layout.page_table, layout.seq_lens, layout.poison_page)
+    sink_logits = layout.randn((num_q_heads,), torch.float32) if sinks else None
+    return GqaCase(
+        q, k_cache, v_cache, layout.page_table, layout.seq_lens, layout.poison_page, sink_logits
+    )
 
 
 @dataclass

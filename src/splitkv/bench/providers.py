@@ -20,7 +20,7 @@ import torch
 
 import splitkv
 from splitkv.mla import merge_workspace
-from splitkv.testing import MlaCase
+from splitkv.testing import GqaCase, MlaCase
 
 SGLANG_MODULE = "sglang/srt/layers/attention/triton_ops/decode_attention.py"
 SGLANG_FILE_ENV = "SPLITKV_SGLANG_DECODE_ATTENTION"  # a path to that one file
@@ -39,27 +39,41 @@ class Unsupported(Exception):
     """The provider cannot run this shape (say why)."""
 
 
-def prepare_splitkv(case: MlaCase, **plan_knobs) -> Prepared:
+def prepare_splitkv(case: MlaCase | GqaCase, **plan_knobs) -> Prepared:
     """`plan_knobs`: any `plan_decode` overrides (num_splits, grid_order, merge tiling...)."""
-    batch, qlen, heads, _ = case.q.shape
-    max_seq_len = int(case.page_table.shape[1] * case.kv_cache.shape[1])
+    batch, qlen, heads, head_dim = case.q.shape
+    cache = case.k_cache if isinstance(case, GqaCase) else case.kv_cache
+    page_size = cache.shape[1]
+    max_seq_len = int(case.page_table.shape[1] * page_size)
+    gqa = {}
+    if isinstance(case, GqaCase):
+        gqa = {"kind": "gqa", "num_kv_heads": cache.shape[2], "head_dim": head_dim}
     plan = splitkv.plan_decode(
         batch,
         max_seq_len,
         heads,
         qlen=qlen,
-        page_size=case.kv_cache.shape[1],
+        page_size=page_size,
         dtype=case.q.dtype,
         device=case.q.device,
+        **gqa,
         **plan_knobs,
     )
     out = case.q.new_empty(batch, qlen, heads, plan.head_dim_v)
     lse = torch.empty(batch, qlen, heads, device=case.q.device)
+    if isinstance(case, GqaCase):
+        sinks = case.sinks
+        run = lambda: splitkv.gqa_decode(*case.args, plan=plan, out=out, lse=lse, sinks=sinks)
+    else:
+        sinks = None
+        run = lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse)
     return Prepared(
-        run=lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse),
+        run=run,
         result=lambda: (out, lse),
         num_splits=plan.num_splits,
-        merge_run=lambda: merge_workspace(plan, case.seq_lens, out, lse, max_seq_len=max_seq_len),
+        merge_run=lambda: merge_workspace(
+            plan, case.seq_lens, out, lse, max_seq_len=max_seq_len, sinks=sinks
+        ),
     )
 
 
@@ -94,17 +108,25 @@ def load_sglang_decode_attention() -> types.ModuleType:
     return module
 
 
-def prepare_triton_peer(case: MlaCase, num_splits: int | None = None) -> Prepared:
-    """SGLang's split-KV Triton decode (token-level indices, i.e. page size 1 addressing)."""
+def prepare_triton_peer(case: MlaCase | GqaCase, num_splits: int | None = None) -> Prepared:
+    """SGLang's split-KV Triton decode (token-level indices, i.e. page size 1 addressing);
+    MLA passes the latent cache as keys and its first 512 columns as values."""
     module = load_sglang_decode_attention()
     batch, qlen, heads, d_qk = case.q.shape
     if qlen != 1:
         raise Unsupported("the Triton peer decodes one query token per request")
-    d_v = 512
-    page_size = case.kv_cache.shape[1]
+    if isinstance(case, GqaCase):
+        page_size, kv_heads, d_v = case.k_cache.shape[1:]
+        keys = case.k_cache.view(-1, kv_heads, d_qk)
+        values = case.v_cache.view(-1, kv_heads, d_v)
+        sinks = case.sinks
+    else:
+        page_size, d_v = case.kv_cache.shape[1], 512
+        keys = case.kv_cache.view(-1, 1, d_qk)
+        values = keys[..., :d_v]
+        sinks = None
     lengths = case.seq_lens.tolist()
     device = case.q.device
-    tokens = case.kv_cache.view(-1, 1, d_qk)
     indices = []
     for b, n in enumerate(lengths):
         pos = torch.arange(n, device=device)
@@ -119,12 +141,13 @@ def prepare_triton_peer(case: MlaCase, num_splits: int | None = None) -> Prepare
     lse = torch.empty(batch, heads, splits, dtype=torch.float32, device=device)
     num_kv_splits = torch.full((batch,), splits, dtype=torch.int32, device=device)
     scale = d_qk**-0.5
+    extra = {} if sinks is None else {"sinks": sinks}
 
     def run():
         module.decode_attention_fwd(
             q,
-            tokens,
-            tokens[..., :d_v],
+            keys,
+            values,
             out,
             kv_indptr,
             kv_indices,
@@ -133,6 +156,7 @@ def prepare_triton_peer(case: MlaCase, num_splits: int | None = None) -> Prepare
             num_kv_splits,
             splits,
             scale,
+            **extra,
         )
 
     return Prepared(run=run, result=lambda: (out[:, None], None), num_splits=splits)

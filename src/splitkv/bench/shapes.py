@@ -26,6 +26,10 @@ class BenchShape:
     seq_lens: tuple[int, ...] | None = None  # explicit lengths (ragged batches); else uniform
     label: str = ""
     shared_prefix: int = 0  # leading tokens whose pages all requests share (prefix caching)
+    kind: str = "mla"  # or "gqa": separate K and V caches of kv_heads x head_dim
+    kv_heads: int = 1
+    head_dim: int = HEAD_DIM_QK  # GQA head dim (MLA: the key width)
+    sinks: bool = False  # GQA attention sinks (gpt-oss)
 
     @property
     def lengths(self) -> list[int]:
@@ -38,25 +42,35 @@ class BenchShape:
     @property
     def bytes_read(self) -> int:
         """Every attended KV row once, plus q."""
-        rows = sum(self.lengths)
-        return (rows + self.batch * self.qlen * self.heads) * HEAD_DIM_QK * self.element_size
+        return self._bytes(sum(self.lengths))
 
     @property
     def unique_bytes(self) -> int:
         """KV rows once even where requests share them, plus q: the floor with prefix reuse."""
         shared = min(self.shared_prefix, min(self.lengths))
-        rows = sum(self.lengths) - (self.batch - 1) * shared
-        return (rows + self.batch * self.qlen * self.heads) * HEAD_DIM_QK * self.element_size
+        return self._bytes(sum(self.lengths) - (self.batch - 1) * shared)
+
+    def _bytes(self, tokens: int) -> int:
+        q = self.batch * self.qlen * self.heads * self.head_dim
+        # MLA: one latent row per token serves keys and values; GQA: K and V per kv head.
+        kv = tokens * self.head_dim * (1 if self.kind == "mla" else 2 * self.kv_heads)
+        return (q + kv) * self.element_size
 
     @property
     def flops(self) -> int:
-        """2*d_qk + 2*d_v per visible key per query row (BENCH.md)."""
+        """Per visible key per query row: 2*d_qk + 2*d_v (BENCH.md)."""
         visible = sum(max(0, n - self.qlen + 1 + i) for n in self.lengths for i in range(self.qlen))
-        return visible * self.heads * (2 * HEAD_DIM_QK + 2 * HEAD_DIM_V)
+        d_v = HEAD_DIM_V if self.kind == "mla" else self.head_dim
+        return visible * self.heads * (2 * self.head_dim + 2 * d_v)
 
     def describe(self) -> str:
         what = self.label or f"ctx {self.context} x bs {self.batch}"
-        return f"h{self.heads} {what} q{self.qlen} p{self.page_size} {self.dtype}"
+        heads = (
+            f"h{self.heads}"
+            if self.kind == "mla"
+            else (f"gqa {self.heads}/{self.kv_heads} d{self.head_dim}")
+        )
+        return f"{heads} {what} q{self.qlen} p{self.page_size} {self.dtype}"
 
 
 def grid_shapes(
@@ -104,3 +118,45 @@ SHARED_PREFIX = 308736  # BENCH.md: 8 requests of 327,600 tokens sharing this pr
 def shared_prefix_shape(heads: int = 12, dtype: str = "bf16") -> BenchShape:
     label = f"8x327600 sharing {SHARED_PREFIX}"
     return BenchShape(heads, 327600, 8, dtype=dtype, shared_prefix=SHARED_PREFIX, label=label)
+
+
+# Issue 4's GQA models: (q heads, kv heads, head dim, sinks).
+GQA_MODELS = {
+    "llama3-70b-tp8": (8, 1, 128, False),
+    "llama3-8b": (32, 8, 128, False),
+    "qwen-64-8": (64, 8, 128, False),
+    "mha-32": (32, 32, 128, False),
+    "gpt-oss": (64, 8, 64, True),
+}
+GQA_CONTEXTS = (4096, 32768, 131072)
+GQA_BATCHES = (1, 8, 32, 128, 256)
+
+
+def gqa_shapes(
+    models=tuple(GQA_MODELS),
+    contexts=GQA_CONTEXTS,
+    batches=GQA_BATCHES,
+    qlens=(1,),
+    page_size: int = 16,
+    dtype: str = "bf16",
+) -> list[BenchShape]:
+    """Issue 4's GQA sweep, skipping shapes whose KV would exceed MAX_KV_BYTES."""
+    shapes = []
+    for model, ctx, bs, ql in itertools.product(models, contexts, batches, qlens):
+        q_heads, kv_heads, head_dim, sinks = GQA_MODELS[model]
+        shape = BenchShape(
+            q_heads,
+            ctx,
+            bs,
+            ql,
+            page_size,
+            dtype,
+            label="",
+            kind="gqa",
+            kv_heads=kv_heads,
+            head_dim=head_dim,
+            sinks=sinks,
+        )
+        if shape.bytes_read <= MAX_KV_BYTES:
+            shapes.append(shape)
+    return shapes

@@ -23,7 +23,7 @@ import splitkv
 from splitkv.bench.ceilings import matmul_flops_per_s, read_ceiling_bytes_per_s
 from splitkv.bench.providers import PEER_SPLITS, PROVIDERS, Unsupported, missing_reason
 from splitkv.bench.shapes import DTYPES, BenchShape
-from splitkv.testing import TOLERANCES, random_mla_case, relative_error
+from splitkv.testing import TOLERANCES, GqaCase, random_gqa_case, random_mla_case, relative_error
 from splitkv.timing import cuda_graph_times_us
 
 L2_MULTIPLE = 4  # rotate copies until one replay reads at least 4x the L2
@@ -83,7 +83,7 @@ def run_shapes(
         progress(f"[{index + 1}/{len(shapes)}] {shape.describe()}")
         copies = min(MAX_COPIES, max(1, math.ceil(L2_MULTIPLE * l2_bytes / shape.unique_bytes)))
         cases = _build_cases(shape, index, copies)
-        ref_out, _ = splitkv.reference.mla_decode(*cases[0].args)
+        ref_out = reference_out(cases[0])
         for provider in providers:
             base = _row_base(shape, provider, copies)
             if missing[provider]:
@@ -147,21 +147,44 @@ def _best_peer_row(provider, cases, ref_out, shape, index, ceilings, rep_ms) -> 
 
 
 def _build_cases(shape: BenchShape, index: int, copies: int) -> list:
+    common = {
+        "qlen": shape.qlen,
+        "page_size": shape.page_size,
+        "dtype": DTYPES[shape.dtype],
+        "device": DEVICE,
+        "contiguous": True,
+        "spare_pages": 0,
+    }
+    if shape.kind == "gqa":
+        return [
+            random_gqa_case(
+                shape.lengths,
+                shape.heads,
+                shape.kv_heads,
+                shape.head_dim,
+                sinks=shape.sinks,
+                seed=index * 97 + c,
+                **common,
+            )
+            for c in range(copies)
+        ]
     return [
         random_mla_case(
             shape.lengths,
             shape.heads,
-            qlen=shape.qlen,
-            page_size=shape.page_size,
-            dtype=DTYPES[shape.dtype],
-            device=DEVICE,
-            contiguous=True,
             shared_prefix=shape.shared_prefix,
-            spare_pages=0,
             seed=index * 97 + c,
+            **common,
         )
         for c in range(copies)
     ]
+
+
+def reference_out(case) -> torch.Tensor:
+    """The fp32 reference's output for a benchmark case of either kind."""
+    if isinstance(case, GqaCase):
+        return splitkv.reference.gqa_decode(*case.args, sinks=case.sinks)[0]
+    return splitkv.reference.mla_decode(*case.args)[0]
 
 
 def _measure_in_child(provider, shape, index, knobs, ceilings, rep_ms) -> dict:
@@ -176,7 +199,7 @@ def _measure_in_child(provider, shape, index, knobs, ceilings, rep_ms) -> dict:
 
 def _child_measurement(provider, shape, index, knobs, ceilings, rep_ms) -> dict:
     cases = _build_cases(shape, index, 1)
-    ref_out, _ = splitkv.reference.mla_decode(*cases[0].args)
+    ref_out = reference_out(cases[0])
     return _measure(provider, cases, knobs, ref_out, shape, ceilings, rep_ms, False)
 
 
