@@ -52,3 +52,24 @@ def test_gpu_commands_say_they_need_a_gpu(command, capsys):
         pytest.skip("this machine has a GPU")
     assert main([command]) == 2
     assert "needs a CUDA or ROCm GPU" in capsys.readouterr().err
+
+
+def test_gqa_demo_and_check(capsys):
+    argv = [
+        "--kind",
+        "gqa",
+        "--batch",
+        "2",
+        "--context",
+        "60",
+        "--heads",
+        "8",
+        "--kv-heads",
+        "2",
+        "--head-dim",
+        "64",
+    ]
+    assert main(["demo", *argv]) == 0
+    assert "GQA decode" in capsys.readouterr().out
+    assert main(["check", *argv, "--qlen", "3"]) == 0
+    assert main(["plan", *argv, "--device", "h200"]) == 0

@@ -58,6 +58,17 @@ def _shape_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--page-size", type=int, help="KV page size (64 / 16)")
     parser.add_argument("--dtype", choices=sorted(DTYPES), help="bf16 on a GPU, fp16 on the CPU")
     parser.add_argument("--splits", type=int, default=None, help="override num_splits")
+    parser.add_argument("--kind", choices=["mla", "gqa"], default="mla")
+    parser.add_argument("--kv-heads", type=int, default=None, help="GQA kv heads (heads // 4)")
+    parser.add_argument("--head-dim", type=int, default=128, help="GQA head dim (128)")
+
+
+def _kind_knobs(args: argparse.Namespace) -> dict:
+    """plan_decode's GQA arguments, or nothing for MLA."""
+    if args.kind == "mla":
+        return {}
+    kv_heads = args.kv_heads or max(1, args.heads // 4)
+    return {"kind": "gqa", "num_kv_heads": kv_heads, "head_dim": args.head_dim}
 
 
 def _bench_arguments(parser: argparse.ArgumentParser) -> None:
@@ -253,6 +264,7 @@ def _plan(args: argparse.Namespace) -> int:
         device=device,
         device_spec=spec,
         num_splits=args.splits,
+        **_kind_knobs(args),
     )
     _print_plan(plan)
     return 0
@@ -261,26 +273,24 @@ def _plan(args: argparse.Namespace) -> int:
 def _run_checked(args: argparse.Namespace):
     """Random inputs of the asked shape, decoded and compared with the reference."""
     import splitkv
-    from splitkv.testing import check_against_reference, random_mla_case
+    from splitkv.testing import check_against_reference, random_gqa_case, random_mla_case
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = DTYPES[args.dtype]
     lengths = [args.context] * args.batch
-    case = random_mla_case(
-        lengths, args.heads, qlen=args.qlen, page_size=args.page_size, dtype=dtype, device=device
-    )
+    knobs = _kind_knobs(args)
+    shape = {"qlen": args.qlen, "page_size": args.page_size, "dtype": dtype, "device": device}
     plan = splitkv.plan_decode(
-        args.batch,
-        args.context,
-        args.heads,
-        qlen=args.qlen,
-        page_size=args.page_size,
-        dtype=dtype,
-        device=device,
-        num_splits=args.splits,
+        args.batch, args.context, args.heads, num_splits=args.splits, **shape, **knobs
     )
-    out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
-    ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
+    if knobs:
+        case = random_gqa_case(lengths, args.heads, knobs["num_kv_heads"], args.head_dim, **shape)
+        out, lse = splitkv.gqa_decode(*case.args, plan=plan, validate=True)
+        ref_out, ref_lse = splitkv.reference.gqa_decode(*case.args)
+    else:
+        case = random_mla_case(lengths, args.heads, **shape)
+        out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
+        ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
     error = check_against_reference(out, lse, ref_out, ref_lse)
     return case, plan, out, error
 
@@ -297,12 +307,17 @@ def _check(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     import splitkv
-    from splitkv.timing import cuda_graph_times_us, mla_bytes_read
+    from splitkv.bench.shapes import BenchShape
+    from splitkv.timing import cuda_graph_times_us
 
     where = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU (interpreter)"
-    print(f"splitkv {splitkv.__version__} MLA decode on {where}")
+    knobs = _kind_knobs(args)
+    heads = f"{args.heads} heads"
+    if knobs:
+        heads = f"{args.heads} q / {knobs['num_kv_heads']} kv heads of {args.head_dim}"
+    print(f"splitkv {splitkv.__version__} {args.kind.upper()} decode on {where}")
     print(
-        f"shape: batch {args.batch} x context {args.context}, {args.heads} heads, "
+        f"shape: batch {args.batch} x context {args.context}, {heads}, "
         f"qlen {args.qlen}, page {args.page_size}, {args.dtype}"
     )
     try:
@@ -316,9 +331,20 @@ def _demo(args: argparse.Namespace) -> int:
         f"relative error {error:.2e} vs the fp32 reference (limit 2e-2)"
     )
     if torch.cuda.is_available():
-        step = lambda: splitkv.mla_decode(*case.args, plan=plan)
-        p20, p50, p80 = cuda_graph_times_us(step)
-        moved = mla_bytes_read([args.context] * args.batch, args.heads, args.qlen, out.dtype)
+        decode = splitkv.gqa_decode if knobs else splitkv.mla_decode
+        p20, p50, p80 = cuda_graph_times_us(lambda: decode(*case.args, plan=plan))
+        shape = BenchShape(
+            args.heads,
+            args.context,
+            args.batch,
+            args.qlen,
+            args.page_size,
+            args.dtype,
+            kind=args.kind,
+            kv_heads=knobs.get("num_kv_heads", 1),
+            head_dim=args.head_dim if knobs else 576,
+        )
+        moved = shape.bytes_read
         print(
             f"time (CUDA-graph replay): p50 {p50:.1f} us (p20 {p20:.1f}, p80 {p80:.1f}), "
             f"{moved / p50 / 1e3:.0f} GB/s of KV and q read"
