@@ -35,3 +35,24 @@ def test_compiles_without_graph_breaks(device):
     out, lse = compiled(*case.args)
     ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
     check_against_reference((out / 2).to(case.q.dtype), lse, ref_out, ref_lse)
+
+
+def test_gqa_op_matches_and_compiles(device):
+    from splitkv.testing import random_gqa_case
+
+    case = random_gqa_case([50, 3], 8, 2, 64, dtype=torch.float16, device=device, sinks=True)
+    features = {"window_left": 20, "logit_cap": 10.0, "sinks": case.sinks}
+    want_out, want_lse = splitkv.gqa_decode(*case.args, **features)
+    out, lse = torch.ops.splitkv.gqa_decode(*case.args, **features)
+    assert torch.equal(out, want_out) and torch.equal(lse, want_lse)
+    torch.library.opcheck(
+        torch.ops.splitkv.gqa_decode.default,
+        case.args,
+        features,
+        test_utils=("test_schema", "test_faketensor"),
+    )
+    compiled = torch.compile(
+        lambda *a: torch.ops.splitkv.gqa_decode(*a, **features), backend="aot_eager", fullgraph=True
+    )
+    out, lse = compiled(*case.args)
+    assert torch.equal(out, want_out)

@@ -21,7 +21,7 @@ from splitkv.gqa import gqa_decode
 from splitkv.mla import mla_decode
 from splitkv.partition import num_partitions
 from splitkv.plan import DecodePlan, DecodeWorkspace, plan_decode
-from splitkv.torch_op import mla_decode_op  # registers torch.ops.splitkv.mla_decode
+from splitkv.torch_op import gqa_decode_op, mla_decode_op  # registers torch.ops.splitkv
 
 __version__ = "0.1.0"
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "PartitionTunables",
     "__version__",
     "gqa_decode",
+    "gqa_decode_op",
     "mla_decode",
     "mla_decode_op",
     "num_partitions",

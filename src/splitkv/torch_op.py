@@ -1,14 +1,16 @@
-"""`torch.ops.splitkv.mla_decode`: MLA decode registered as a torch custom op, so `torch.compile`
-traces through it (fullgraph) instead of breaking the graph at a Triton launch.
+"""`torch.ops.splitkv.mla_decode` and `torch.ops.splitkv.gqa_decode`: the decodes registered as
+torch custom ops, so `torch.compile` traces through them (fullgraph) instead of breaking the
+graph at a Triton launch.
 
-The op allocates its outputs and plans per call (default MLA widths: 576 / 512). For CUDA-graph
-capture with a preallocated workspace, call `splitkv.mla_decode(..., plan=plan)` directly.
+The ops allocate their outputs and plan per call (MLA at its default widths, 576 / 512). For
+CUDA-graph capture with a preallocated workspace, call the functions with `plan=` directly.
 """
 
 from __future__ import annotations
 
 import torch
 
+from splitkv.gqa import gqa_decode
 from splitkv.mla import mla_decode
 from splitkv.plan import MLA_HEAD_DIM_V
 
@@ -31,3 +33,36 @@ def _mla_decode_shapes(q, kv_cache, page_table, seq_lens, scale=None):
     out = q.new_empty(batch, qlen, heads, MLA_HEAD_DIM_V)
     lse = q.new_empty(batch, qlen, heads, dtype=torch.float32)
     return out, lse
+
+
+@torch.library.custom_op("splitkv::gqa_decode", mutates_args=())
+def gqa_decode_op(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    page_table: torch.Tensor,
+    seq_lens: torch.Tensor,
+    scale: float | None = None,
+    window_left: int = -1,
+    logit_cap: float = 0.0,
+    sinks: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Same contract as `splitkv.gqa_decode` with these keyword arguments."""
+    return gqa_decode(
+        q,
+        k_cache,
+        v_cache,
+        page_table,
+        seq_lens,
+        scale=scale,
+        window_left=window_left,
+        logit_cap=logit_cap,
+        sinks=sinks,
+    )
+
+
+@gqa_decode_op.register_fake
+def _gqa_decode_shapes(
+    q, k_cache, v_cache, page_table, seq_lens, scale=None, window_left=-1, logit_cap=0.0, sinks=None
+):
+    return q.new_empty(q.shape), q.new_empty(q.shape[:3], dtype=torch.float32)
