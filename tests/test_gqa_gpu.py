@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import splitkv
-from splitkv.testing import check_against_reference, random_gqa_case
+from splitkv.testing import capture_cuda_graph, check_against_reference, random_gqa_case
 
 pytestmark = pytest.mark.gpu
 
@@ -100,15 +100,7 @@ def test_cuda_graph_capture_once_replay_many():
     def step():
         splitkv.gqa_decode(q, k, v, table, lens, plan=plan, out=out, lse=lse)
 
-    step()
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        step()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
+    graph = capture_cuda_graph(step)
     for case in cases:
         k[: case.k_cache.shape[0]].copy_(case.k_cache)
         v[: case.v_cache.shape[0]].copy_(case.v_cache)

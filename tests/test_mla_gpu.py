@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import splitkv
-from splitkv.testing import check_against_reference, random_mla_case
+from splitkv.testing import capture_cuda_graph, check_against_reference, random_mla_case
 
 pytestmark = pytest.mark.gpu
 
@@ -97,15 +97,7 @@ def test_cuda_graph_capture_once_replay_many():
     def step():
         splitkv.mla_decode(q, kv, table, lens, plan=plan, out=out, lse=lse)
 
-    step()  # compile outside the capture
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        step()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
+    graph = capture_cuda_graph(step)
     for case in cases:
         kv[: case.kv_cache.shape[0]].copy_(case.kv_cache)
         for static, new in ((q, case.q), (table, case.page_table), (lens, case.seq_lens)):

@@ -231,3 +231,18 @@ def check_against_reference(
         if not lse_err <= tol:
             raise AssertionError(f"lse: max abs error {lse_err:.3e} > {tol:.0e}")
     return err
+
+
+def capture_cuda_graph(step) -> torch.cuda.CUDAGraph:
+    """Run `step` once (compiles), once on a side stream (as torch asks before a capture), then
+    capture it; replaying the graph reruns it on whatever the captured buffers then hold."""
+    step()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    return graph

@@ -12,7 +12,12 @@ import triton
 import triton.language as tl
 
 from splitkv.kernels.online_softmax import softmax_step, store_partial
-from splitkv.kernels.paged import block_page_ids, kv_row_offsets
+from splitkv.kernels.paged import (
+    advance_page_ids,
+    block_page_ids,
+    first_page_ids,
+    kv_row_offsets,
+)
 from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
 
 LOG2E = tl.constexpr(1.4426950408889634)
@@ -108,19 +113,13 @@ def gqa_split_kernel(
     v_head = kv_head.to(tl.int64) * stride_v_head
     offs_n = tl.arange(0, BLOCK_N)
     if PREFETCH_PAGE:
-        first_keys = split_start + offs_n
-        next_page = block_page_ids(
-            table_row, split_start, first_keys, first_keys < split_end, PAGE_SIZE, BLOCK_N
-        )
+        next_page = first_page_ids(table_row, split_start, offs_n, split_end, PAGE_SIZE, BLOCK_N)
     for block_start in range(split_start, split_end, BLOCK_N):
         keys = block_start + offs_n
         key_ok = keys < split_end
         if PREFETCH_PAGE:
-            page = next_page
-            following = tl.minimum(block_start + BLOCK_N, split_end - 1)
-            next_keys = keys + BLOCK_N
-            next_page = block_page_ids(
-                table_row, following, next_keys, next_keys < split_end, PAGE_SIZE, BLOCK_N
+            page, next_page = advance_page_ids(
+                table_row, block_start, keys, next_page, split_end, PAGE_SIZE, BLOCK_N
             )
         else:
             page = block_page_ids(table_row, block_start, keys, key_ok, PAGE_SIZE, BLOCK_N)
