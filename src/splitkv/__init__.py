@@ -18,6 +18,7 @@ if not torch.cuda.is_available():
 from splitkv import reference
 from splitkv.device import DeviceSpec, PartitionTunables
 from splitkv.gqa import gqa_decode
+from splitkv.merge import merge_states
 from splitkv.mla import mla_decode
 from splitkv.partition import num_partitions
 from splitkv.plan import DecodePlan, DecodeWorkspace, plan_decode
@@ -32,6 +33,7 @@ __all__ = [
     "__version__",
     "gqa_decode",
     "gqa_decode_op",
+    "merge_states",
     "mla_decode",
     "mla_decode_op",
     "num_partitions",
