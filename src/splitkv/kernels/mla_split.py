@@ -73,8 +73,70 @@ def mla_split_kernel(
     if split_start >= split_end:
         return  # empty split: writes nothing, and the merge never reads it
 
+    q_nope, q_pe, rows, row_ok, q_pos = mla_load_queries(
+        q_ptr,
+        request,
+        head_block,
+        stride_q_batch,
+        stride_q_pos,
+        stride_q_head,
+        NUM_HEADS,
+        QLEN,
+        HEAD_DIM_V,
+        HEAD_DIM_PE,
+        BLOCK_DV,
+        BLOCK_DPE,
+        BLOCK_H,
+    )
+    table_row = page_table_ptr + request.to(tl.int64) * stride_table_batch
+    m_i, l_i, acc = mla_attend_keys(
+        q_nope,
+        q_pe,
+        kv_ptr,
+        table_row,
+        split_start,
+        split_end,
+        seq_len - QLEN + q_pos,
+        num_pages,
+        stride_kv_page,
+        stride_kv_slot,
+        scale_log2,
+        HEAD_DIM_V,
+        HEAD_DIM_PE,
+        BLOCK_DV,
+        BLOCK_DPE,
+        PAGE_SIZE,
+        BLOCK_H,
+        BLOCK_N,
+        PREFETCH_PAGE,
+    )
+    slot = (request.to(tl.int64) * ROWS + rows) * num_splits + split
+    dv = tl.arange(0, BLOCK_DV)
+    store_partial(
+        partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, dv, dv < HEAD_DIM_V, HEAD_DIM_V
+    )
+
+
+@triton.jit
+def mla_load_queries(
+    q_ptr,
+    request,
+    head_block,
+    stride_q_batch,
+    stride_q_pos,
+    stride_q_head,
+    NUM_HEADS: tl.constexpr,
+    QLEN: tl.constexpr,
+    HEAD_DIM_V: tl.constexpr,
+    HEAD_DIM_PE: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    BLOCK_DPE: tl.constexpr,
+    BLOCK_H: tl.constexpr,
+):
+    """A head block's query rows of one request: (q_nope, q_pe, rows, row_ok, q_pos). Row r
+    is query position r // heads, head r % heads; q_pe is q_nope when there is no rope part."""
     rows = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
-    row_ok = rows < ROWS
+    row_ok = rows < QLEN * NUM_HEADS
     q_pos = rows // NUM_HEADS
     q_row = (
         request.to(tl.int64) * stride_q_batch
@@ -82,34 +144,63 @@ def mla_split_kernel(
         + (rows % NUM_HEADS).to(tl.int64) * stride_q_head
     )
     dv = tl.arange(0, BLOCK_DV)
-    dv_ok = dv < HEAD_DIM_V
     q_nope = tl.load(
-        q_ptr + q_row[:, None] + dv[None, :], mask=row_ok[:, None] & dv_ok[None, :], other=0.0
+        q_ptr + q_row[:, None] + dv[None, :],
+        mask=row_ok[:, None] & (dv < HEAD_DIM_V)[None, :],
+        other=0.0,
     )
+    q_pe = q_nope
     if HEAD_DIM_PE > 0:
         dpe = tl.arange(0, BLOCK_DPE)
-        dpe_ok = dpe < HEAD_DIM_PE
         q_pe = tl.load(
             q_ptr + q_row[:, None] + HEAD_DIM_V + dpe[None, :],
-            mask=row_ok[:, None] & dpe_ok[None, :],
+            mask=row_ok[:, None] & (dpe < HEAD_DIM_PE)[None, :],
             other=0.0,
         )
-    # Causal MTP rule: query position i sees keys [0, seq_len - qlen + i].
-    last_key = seq_len - QLEN + q_pos
+    return q_nope, q_pe, rows, row_ok, q_pos
 
+
+@triton.jit
+def mla_attend_keys(
+    q_nope,
+    q_pe,
+    kv_ptr,
+    table_row,
+    key_start,
+    key_end,
+    last_key,
+    num_pages,
+    stride_kv_page,
+    stride_kv_slot,
+    scale_log2,
+    HEAD_DIM_V: tl.constexpr,
+    HEAD_DIM_PE: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    BLOCK_DPE: tl.constexpr,
+    PAGE_SIZE: tl.constexpr,
+    BLOCK_H: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    PREFETCH_PAGE: tl.constexpr,
+):
+    """Online softmax of the rows over keys [key_start, key_end) of one request (key_start on a
+    block boundary); row r sees keys up to last_key[r] (the causal MTP rule). Returns the
+    running (max, sum, unnormalised output) in base 2."""
+    dv = tl.arange(0, BLOCK_DV)
+    dv_ok = dv < HEAD_DIM_V
+    dpe = tl.arange(0, BLOCK_DPE)
+    dpe_ok = dpe < HEAD_DIM_PE
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, BLOCK_DV], tl.float32)
-    table_row = page_table_ptr + request.to(tl.int64) * stride_table_batch
     offs_n = tl.arange(0, BLOCK_N)
     if PREFETCH_PAGE:
-        next_page = first_page_ids(table_row, split_start, offs_n, split_end, PAGE_SIZE, BLOCK_N)
-    for block_start in range(split_start, split_end, BLOCK_N):
+        next_page = first_page_ids(table_row, key_start, offs_n, key_end, PAGE_SIZE, BLOCK_N)
+    for block_start in range(key_start, key_end, BLOCK_N):
         keys = block_start + offs_n
-        key_ok = keys < split_end
+        key_ok = keys < key_end
         if PREFETCH_PAGE:
             page, next_page = advance_page_ids(
-                table_row, block_start, keys, next_page, split_end, PAGE_SIZE, BLOCK_N
+                table_row, block_start, keys, next_page, key_end, PAGE_SIZE, BLOCK_N
             )
         else:
             page = block_page_ids(table_row, block_start, keys, key_ok, PAGE_SIZE, BLOCK_N)
@@ -132,7 +223,4 @@ def mla_split_kernel(
         scores = tl.where(visible, scores * scale_log2, float("-inf"))
         # The latent rows are the values too: one load, used twice.
         m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, k_nope)
-
-    slot = (request.to(tl.int64) * ROWS + rows) * num_splits + split
-    store_partial(partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, dv, dv_ok,
-                  HEAD_DIM_V)  # fmt: skip
+    return m_i, l_i, acc
