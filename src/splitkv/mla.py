@@ -9,7 +9,7 @@ import triton
 
 from splitkv.checks import MlaCall, check_mla_call, check_plan_fits, validate_decode_data
 from splitkv.kernels.merge import merge_splits_kernel
-from splitkv.kernels.mla_split import mla_split_kernel
+from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
 from splitkv.plan import (
     MAX_HEADS,
     MAX_QLEN,
@@ -135,8 +135,16 @@ def _launch(
     ws = plan.workspace
     head_dim_pe = plan.head_dim_qk - plan.head_dim_v
     max_seq_len = page_table.shape[1] * call.page_size
+    balanced = plan.schedule == "balanced"
+    if balanced:
+        kernel, grid = mla_balanced_kernel, plan.num_programs * plan.num_head_blocks
+        schedule_args, schedule_consts = (plan.num_programs,), {"BLOCK_B": plan.block_b}
+    else:
+        kernel, grid = mla_split_kernel, plan.num_splits * call.batch * plan.num_head_blocks
+        schedule_args = (plan.num_splits,)
+        schedule_consts = {"SPLIT_MAJOR": plan.grid_order == "split_major"}
     with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
-        mla_split_kernel[(plan.num_splits * call.batch * plan.num_head_blocks,)](
+        kernel[(grid,)](
             q,
             kv,
             page_table,
@@ -147,7 +155,7 @@ def _launch(
             call.batch,
             kv.shape[0],
             page_table.shape[1],
-            plan.num_splits,
+            *schedule_args,
             q.stride(0),
             q.stride(1),
             q.stride(2),
@@ -163,10 +171,10 @@ def _launch(
             PAGE_SIZE=call.page_size,
             BLOCK_H=plan.block_h,
             BLOCK_N=plan.block_n,
-            SPLIT_MAJOR=plan.grid_order == "split_major",
             PREFETCH_PAGE=plan.page_prefetch,
             num_warps=plan.split_num_warps,
             num_stages=plan.split_num_stages,
+            **schedule_consts,
         )
         merge_workspace(plan, seq_lens, out, lse, max_seq_len=max_seq_len)
 
@@ -203,6 +211,8 @@ def merge_workspace(
             plan.num_splits,
             window_left,
             sinks if sinks is not None else plan.workspace.partial_lse,
+            batch,
+            plan.num_programs,
             out.stride(0),
             out.stride(1),
             out.stride(2),
@@ -216,5 +226,7 @@ def merge_workspace(
             WRITE_LSE=lse is not None,
             HAS_WINDOW=window_left >= 0,
             HAS_SINKS=sinks is not None,
+            BALANCED=plan.schedule == "balanced",
+            BLOCK_B=plan.block_b,
             num_warps=plan.merge_num_warps,
         )

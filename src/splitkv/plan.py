@@ -27,6 +27,7 @@ DEFAULT_D_SPLIT = 8  # merge programs per row (seed 000)
 MIN_MERGE_COLUMNS = 16  # a merge slice narrower than this wastes its loads
 GridOrder = Literal["split_major", "batch_major"]
 GRID_ORDERS = ("split_major", "batch_major")
+SCHEDULES = ("uniform", "balanced")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class DecodePlan:
     query rows per request (MLA: one latent kv head; GQA: a kv head's group of query heads),
     `block_n` keys per iteration, program order `grid_order`; `page_prefetch` loads each
     block's page ids one iteration ahead (lets num_stages >= 3 keep several blocks in flight).
+    `schedule` "balanced" replaces the splits by `num_programs` programs per head block that
+    share the batch's key blocks evenly (ragged batches; `block_b` is the batch bound the
+    kernels scan); "uniform" splits every request into `num_splits`.
     Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row.
     """
 
@@ -73,6 +77,9 @@ class DecodePlan:
     num_head_blocks: int
     block_n: int
     grid_order: GridOrder
+    schedule: str
+    num_programs: int
+    block_b: int
     split_num_warps: int
     split_num_stages: int
     page_prefetch: bool
@@ -104,6 +111,8 @@ def plan_decode(
     num_kv_heads: int = 1,
     head_dim: int | None = None,
     window_left: int = -1,
+    schedule: str = "uniform",
+    num_programs: int | None = None,
     num_splits: int | None = None,
     grid_order: GridOrder | None = None,
     merge_block_s: int | None = None,
@@ -126,6 +135,8 @@ def plan_decode(
         head_dim: GQA/MHA head dim (default 128); MLA uses head_dim_qk / head_dim_v.
         window_left: GQA sliding window the calls will use (-1: none); with a window only the
             last window_left + qlen keys are split.
+        schedule: "uniform" (every request cut into num_splits) or "balanced" (MLA: the batch's
+            key blocks cut evenly over num_programs programs, default one wave of the device).
         qlen: query positions per request, 1 to 8 (MTP).
         page_size: KV page size, a power of two from 1 to 256.
         dtype: q and kv_cache dtype (bfloat16, float16; float32 for testing).
@@ -164,6 +175,10 @@ def plan_decode(
             f"num_kv_heads: expected a divisor of num_heads={num_heads}, got {num_kv_heads}"
         )
     check_int("window_left", window_left, -1)
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule: expected one of {SCHEDULES}, got {schedule!r}")
+    if schedule == "balanced" and kind != "mla":
+        raise ValueError("schedule: 'balanced' is implemented for kind='mla' only so far")
     if kind == "gqa":
         head_dim = GQA_HEAD_DIM if head_dim is None else head_dim
         check_int("head_dim", head_dim, MIN_DOT, MAX_GQA_HEAD_DIM)
@@ -197,6 +212,13 @@ def plan_decode(
     if grid_order not in GRID_ORDERS:
         raise ValueError(f"grid_order: expected one of {GRID_ORDERS}, got {grid_order!r}")
 
+    if num_programs is None:
+        per_sm = spec.tunables.programs_per_sm[0 if block_h <= MIN_DOT else 1]
+        num_programs = max(1, spec.compute_units * per_sm)
+    check_int("num_programs", num_programs, 1)
+    # Slots for the balanced schedule's partials: one per (program, request) piece.
+    num_slots = num_programs + batch_size if schedule == "balanced" else None
+
     if block_n is None:
         block_n = 32 if interpreted or block_h > 16 else 64
     check_int("block_n", block_n, MIN_DOT, 256)
@@ -219,11 +241,10 @@ def plan_decode(
             f"merge_d_split: expected a divisor of head_dim_v={head_dim_v}, got {merge_d_split}"
         )
 
+    partials = (num_slots, rows) if num_slots else (batch_size, rows, num_splits)
     workspace = DecodeWorkspace(
-        partial_o=torch.empty(
-            (batch_size, rows, num_splits, head_dim_v), dtype=torch.float32, device=device
-        ),
-        partial_lse=torch.empty((batch_size, rows, num_splits), dtype=torch.float32, device=device),
+        partial_o=torch.empty((*partials, head_dim_v), dtype=torch.float32, device=device),
+        partial_lse=torch.empty(partials, dtype=torch.float32, device=device),
     )
     return DecodePlan(
         kind=kind,
@@ -243,6 +264,9 @@ def plan_decode(
         num_head_blocks=-(-group_rows // block_h),
         block_n=block_n,
         grid_order=grid_order,
+        schedule=schedule,
+        num_programs=num_programs,
+        block_b=_next_pow2(batch_size),
         split_num_warps=num_warps,
         split_num_stages=num_stages,
         page_prefetch=bool(page_prefetch),

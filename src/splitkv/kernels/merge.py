@@ -10,6 +10,7 @@ BLOCK_S = D_SPLIT = 1 is the plain serial merge.
 import triton
 import triton.language as tl
 
+from splitkv.kernels.balanced import pick, program_of_block, request_blocks
 from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
 
 LN2 = tl.constexpr(0.6931471805599453)  # lse leaves the kernel in natural log; partials are base 2
@@ -26,6 +27,8 @@ def merge_splits_kernel(
     num_splits,
     window_left,  # used when HAS_WINDOW: the splits cover only the keys a window can see
     sinks_ptr,  # [NUM_HEADS] float32 natural-log logits, used when HAS_SINKS
+    batch,  # used when BALANCED
+    num_programs,  # used when BALANCED: stage 1's programs per head block
     stride_out_batch,
     stride_out_pos,
     stride_out_head,
@@ -41,6 +44,8 @@ def merge_splits_kernel(
     WRITE_LSE: tl.constexpr,
     HAS_WINDOW: tl.constexpr,
     HAS_SINKS: tl.constexpr,
+    BALANCED: tl.constexpr,
+    BLOCK_B: tl.constexpr,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     row_id = tl.program_id(0)  # request * ROWS + row
@@ -48,29 +53,49 @@ def merge_splits_kernel(
     request = row_id // ROWS
     row = row_id % ROWS
 
-    # The same bounds as stage 1: only splits that had keys were written.
-    seq_len = clamped_seq_len(seq_lens_ptr, request, max_seq_len)
-    if HAS_WINDOW:
-        seq_len = seq_len - first_visible_key(seq_len, window_left, QLEN, SPLIT_BLOCK_N)
-    num_written = tl.cdiv(seq_len, keys_per_split(seq_len, num_splits, SPLIT_BLOCK_N))
+    # The same bounds as stage 1: only partials stage 1 wrote are read.
+    if BALANCED:
+        # Request b's pieces sit in slots first_program(b) + b ... last_program(b) + b.
+        _, blocks, cu_end, total = request_blocks(
+            seq_lens_ptr, batch, max_seq_len, BLOCK_B, SPLIT_BLOCK_N
+        )
+        end = pick(cu_end, request, BLOCK_B)
+        count = pick(blocks, request, BLOCK_B)
+        first = program_of_block(end - count, num_programs, total)
+        last = program_of_block(end - 1, num_programs, total)
+        num_written = tl.where(count > 0, last - first + 1, 0).to(tl.int32)
+        first_slot = (first + request) * ROWS + row
+        slot_stride = ROWS
+        total = total.to(tl.int64)
+    else:
+        seq_len = clamped_seq_len(seq_lens_ptr, request, max_seq_len)
+        if HAS_WINDOW:
+            seq_len = seq_len - first_visible_key(seq_len, window_left, QLEN, SPLIT_BLOCK_N)
+        num_written = tl.cdiv(seq_len, keys_per_split(seq_len, num_splits, SPLIT_BLOCK_N))
+        first_slot = row_id.to(tl.int64) * num_splits
+        slot_stride = 1
 
     offs_s = tl.arange(0, BLOCK_S)
     offs_d = d_start + tl.arange(0, BLOCK_D)
     d_ok = offs_d < HEAD_DIM_V
-    first_slot = row_id.to(tl.int64) * num_splits
     m_i = tl.full([1], float("-inf"), tl.float32)
     l_i = tl.zeros([1], tl.float32)
     acc = tl.zeros([BLOCK_D], tl.float32)
     for s0 in range(0, num_written, BLOCK_S):
         splits = s0 + offs_s
         s_ok = splits < num_written
-        lse_s = tl.load(partial_lse_ptr + first_slot + splits, mask=s_ok, other=float("-inf"))
+        if BALANCED:
+            # With more programs than key blocks some own nothing and wrote no partial.
+            program = (first + splits).to(tl.int64)
+            s_ok = s_ok & (program * total // num_programs < (program + 1) * total // num_programs)
+        slots = first_slot + splits * slot_stride
+        lse_s = tl.load(partial_lse_ptr + slots, mask=s_ok, other=float("-inf"))
         m_new = tl.maximum(m_i, tl.max(lse_s, 0))
         m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
         alpha = tl.exp2(m_i - m_safe)
         weight = tl.exp2(lse_s - m_safe)  # a split with lse = -inf weighs exactly 0
         o_s = tl.load(
-            partial_o_ptr + (first_slot + splits)[:, None] * HEAD_DIM_V + offs_d[None, :],
+            partial_o_ptr + slots[:, None] * HEAD_DIM_V + offs_d[None, :],
             mask=s_ok[:, None] & d_ok[None, :],
             other=0.0,
         )

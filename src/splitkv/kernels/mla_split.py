@@ -12,6 +12,7 @@ Row r of a request is query position r // heads, head r % heads (q's own memory 
 import triton
 import triton.language as tl
 
+from splitkv.kernels.balanced import pick, request_blocks
 from splitkv.kernels.online_softmax import softmax_step, store_partial
 from splitkv.kernels.paged import (
     advance_page_ids,
@@ -224,3 +225,105 @@ def mla_attend_keys(
         # The latent rows are the values too: one load, used twice.
         m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, k_nope)
     return m_i, l_i, acc
+
+
+@triton.jit
+def mla_balanced_kernel(
+    q_ptr,
+    kv_ptr,
+    page_table_ptr,
+    seq_lens_ptr,
+    partial_o_ptr,
+    partial_lse_ptr,
+    scale_log2,
+    batch,
+    num_pages,
+    max_pages,
+    num_programs,
+    stride_q_batch,
+    stride_q_pos,
+    stride_q_head,
+    stride_kv_page,
+    stride_kv_slot,
+    stride_table_batch,
+    NUM_HEADS: tl.constexpr,
+    QLEN: tl.constexpr,
+    HEAD_DIM_V: tl.constexpr,
+    HEAD_DIM_PE: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    BLOCK_DPE: tl.constexpr,
+    PAGE_SIZE: tl.constexpr,
+    BLOCK_H: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_B: tl.constexpr,
+    PREFETCH_PAGE: tl.constexpr,
+):
+    """Stage 1 on the balanced schedule (kernels/balanced.py): program p of a head block walks
+    its even share of the batch's key blocks, one partial per request it touches."""
+    ROWS: tl.constexpr = QLEN * NUM_HEADS
+    program = tl.program_id(0) % num_programs
+    head_block = tl.program_id(0) // num_programs
+    lens, blocks, cu_end, total = request_blocks(
+        seq_lens_ptr, batch, max_pages * PAGE_SIZE, BLOCK_B, BLOCK_N
+    )
+    lo = (program.to(tl.int64) * total // num_programs).to(tl.int32)
+    hi = ((program.to(tl.int64) + 1) * total // num_programs).to(tl.int32)
+    dv = tl.arange(0, BLOCK_DV)
+    while lo < hi:
+        # The request holding block lo; requests without keys end at or before it.
+        request = tl.sum((cu_end <= lo).to(tl.int32), 0)
+        request_end = pick(cu_end, request, BLOCK_B)
+        first_block = request_end - pick(blocks, request, BLOCK_B)
+        piece_end = tl.minimum(hi, request_end)
+        seq_len = pick(lens, request, BLOCK_B)
+        q_nope, q_pe, rows, row_ok, q_pos = mla_load_queries(
+            q_ptr,
+            request,
+            head_block,
+            stride_q_batch,
+            stride_q_pos,
+            stride_q_head,
+            NUM_HEADS,
+            QLEN,
+            HEAD_DIM_V,
+            HEAD_DIM_PE,
+            BLOCK_DV,
+            BLOCK_DPE,
+            BLOCK_H,
+        )
+        table_row = page_table_ptr + request.to(tl.int64) * stride_table_batch
+        m_i, l_i, acc = mla_attend_keys(
+            q_nope,
+            q_pe,
+            kv_ptr,
+            table_row,
+            (lo - first_block) * BLOCK_N,
+            tl.minimum((piece_end - first_block) * BLOCK_N, seq_len),
+            seq_len - QLEN + q_pos,
+            num_pages,
+            stride_kv_page,
+            stride_kv_slot,
+            scale_log2,
+            HEAD_DIM_V,
+            HEAD_DIM_PE,
+            BLOCK_DV,
+            BLOCK_DPE,
+            PAGE_SIZE,
+            BLOCK_H,
+            BLOCK_N,
+            PREFETCH_PAGE,
+        )
+        slot = (program.to(tl.int64) + request) * ROWS + rows
+        store_partial(
+            partial_o_ptr,
+            partial_lse_ptr,
+            slot,
+            row_ok,
+            m_i,
+            l_i,
+            acc,
+            dv,
+            dv < HEAD_DIM_V,
+            HEAD_DIM_V,
+        )
+        lo = piece_end

@@ -1,0 +1,37 @@
+"""The balanced schedule: the batch's key blocks laid end to end and cut evenly over a fixed
+number of programs, whatever the requests' lengths.
+
+Request b owns global blocks [cu_end[b] - blocks[b], cu_end[b]); program p owns
+[p * total // P, (p + 1) * total // P). A program may finish one request and start the next;
+each (program, request) piece writes one partial to slot p + b, so request b's partials sit in
+the consecutive slots [first_program(b) + b, last_program(b) + b] and no two pieces share a
+slot. Everything is computed on the device from seq_lens, so a CUDA graph replays it for any
+lengths with the same grid.
+"""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def request_blocks(seq_lens_ptr, batch, max_seq_len, BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
+    """(clamped lengths, key blocks, inclusive prefix sum of blocks, total) over the batch."""
+    offs_b = tl.arange(0, BLOCK_B)
+    lens = tl.load(seq_lens_ptr + offs_b, mask=offs_b < batch, other=0)
+    lens = tl.minimum(tl.maximum(lens, 0), max_seq_len)
+    blocks = tl.cdiv(lens, BLOCK_N)
+    cu_end = tl.cumsum(blocks, 0)
+    return lens, blocks, cu_end, tl.sum(blocks, 0)
+
+
+@triton.jit
+def pick(values, index, BLOCK_B: tl.constexpr):
+    """values[index] as a scalar (index is a run-time value)."""
+    return tl.sum(tl.where(tl.arange(0, BLOCK_B) == index, values, 0), 0)
+
+
+@triton.jit
+def program_of_block(block, num_programs, total):
+    """The program whose range [p * total // P, (p + 1) * total // P) holds `block`."""
+    block = block.to(tl.int64)
+    return ((block + 1) * num_programs + total - 1) // total - 1

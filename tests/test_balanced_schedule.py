@@ -1,0 +1,108 @@
+"""The balanced schedule (issue 5): the batch's key blocks cut evenly over a fixed number of
+programs, pieces spanning request boundaries, merged per request; against the reference."""
+
+import pytest
+import torch
+
+import splitkv
+from splitkv.testing import check_against_reference, random_mla_case
+
+RAGGED = [1, 63, 64, 65, 400, 0, 2, 129]
+
+
+def balanced_plan(lengths, heads, num_programs, *, qlen=1, page_size=16, dtype, device, **knobs):
+    columns = max(-(-n // page_size) for n in lengths) + 1
+    return splitkv.plan_decode(
+        len(lengths),
+        columns * page_size,
+        heads,
+        qlen=qlen,
+        page_size=page_size,
+        dtype=dtype,
+        device=device,
+        schedule="balanced",
+        num_programs=num_programs,
+        **knobs,
+    )
+
+
+def run_and_check(case, plan):
+    out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
+    check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+    return out, lse
+
+
+@pytest.mark.parametrize("num_programs", [1, 2, 5, 13, 64])
+def test_ragged_batch_any_program_count(num_programs, dtype, device):
+    # 1 program: everything in one piece chain; 64: more programs than key blocks (idle ones).
+    case = random_mla_case(RAGGED, 4, page_size=16, dtype=dtype, device=device)
+    run_and_check(case, balanced_plan(RAGGED, 4, num_programs, dtype=dtype, device=device))
+
+
+@pytest.mark.parametrize("qlen", [2, 4])
+def test_mtp_rows(qlen, dtype, device):
+    lengths = [max(n, qlen) if n else 0 for n in RAGGED]
+    case = random_mla_case(lengths, 3, qlen=qlen, page_size=16, dtype=dtype, device=device)
+    run_and_check(case, balanced_plan(lengths, 3, 6, qlen=qlen, dtype=dtype, device=device))
+
+
+@pytest.mark.parametrize("page_size,block_n", [(1, 16), (4, 32), (64, 16), (256, 32)])
+def test_page_sizes(page_size, block_n, dtype, device):
+    lengths = [3, 300, 17, 0, 64]
+    case = random_mla_case(lengths, 2, page_size=page_size, dtype=dtype, device=device)
+    plan = balanced_plan(
+        lengths, 2, 7, page_size=page_size, dtype=dtype, device=device, block_n=block_n
+    )
+    run_and_check(case, plan)
+
+
+@pytest.mark.parametrize("heads", [20, 96])
+def test_several_head_blocks(heads, dtype, device):
+    lengths = [70, 5, 33]
+    case = random_mla_case(lengths, heads, page_size=16, dtype=dtype, device=device)
+    run_and_check(case, balanced_plan(lengths, heads, 4, dtype=dtype, device=device))
+
+
+def test_prefetch_and_merge_tilings(dtype, device):
+    case = random_mla_case(RAGGED, 4, page_size=16, dtype=dtype, device=device)
+    for knobs in (
+        {"page_prefetch": True, "num_stages": 3},
+        {"merge_block_s": 1, "merge_d_split": 1},
+        {"merge_d_split": 4},
+    ):
+        run_and_check(case, balanced_plan(RAGGED, 4, 5, dtype=dtype, device=device, **knobs))
+
+
+def test_matches_the_uniform_schedule(dtype, device):
+    case = random_mla_case(RAGGED, 4, page_size=16, dtype=dtype, device=device)
+    balanced = run_and_check(case, balanced_plan(RAGGED, 4, 9, dtype=dtype, device=device))
+    uniform = splitkv.mla_decode(*case.args)
+    check_against_reference(*balanced, *uniform)
+
+
+def test_replays_with_new_lengths(dtype, device):
+    # The schedule is recomputed on the device from seq_lens at every call: one plan (one
+    # grid) serves batches of very different shapes.
+    plan = balanced_plan([512] * 4, 4, 6, dtype=dtype, device=device)
+    out = torch.empty(4, 1, 4, 512, dtype=dtype, device=device)
+    for step, lengths in enumerate([[512, 1, 1, 1], [0, 0, 0, 7], [130, 131, 129, 500]]):
+        case = random_mla_case(
+            lengths, 4, page_size=16, dtype=dtype, device=device, table_columns=33, seed=step
+        )
+        got, lse = splitkv.mla_decode(*case.args, plan=plan, out=out)
+        check_against_reference(got, lse, *splitkv.reference.mla_decode(*case.args))
+
+
+def test_corrupt_lengths_stay_in_bounds(dtype, device):
+    case = random_mla_case([40, 40, 40], 2, page_size=16, dtype=dtype, device=device)
+    lens = torch.tensor([40, 1 << 30, -7], dtype=torch.int32, device=device)
+    plan = balanced_plan([40, 40, 40], 2, 4, dtype=dtype, device=device)
+    _, lse = splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=plan)
+    assert torch.isneginf(lse[2]).all()
+
+
+def test_gqa_refuses_the_balanced_schedule(device):
+    with pytest.raises(ValueError, match=r"^schedule: 'balanced' is implemented"):
+        splitkv.plan_decode(
+            2, 64, 8, kind="gqa", num_kv_heads=2, schedule="balanced", device=device
+        )
