@@ -35,6 +35,10 @@ def test_ablations_cover_the_issue_shapes():
     assert len(ablation_shapes()) == 20 and len(ablation_shapes(True)) == 22
     trials, _, merge_time = ABLATIONS["merge"]
     assert merge_time and trials[1].knobs == {"merge_block_s": 1, "merge_d_split": 1}
+    trials, make_shapes, _ = ABLATIONS["schedule"]
+    labels = {s.label for s in make_shapes()}
+    assert {"ragged", "1x327600+47 short qlen 2", "1x327600+47 short qlen 4"} <= labels
+    assert trials[1].knobs == {"schedule": "balanced"}
 
 
 @pytest.fixture

@@ -116,13 +116,15 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     for knob in ("block_n", "num_warps", "num_stages", "merge_block_s", "merge_d_split"):
         parser.add_argument("--" + knob.replace("_", "-"), type=int, default=None)
     parser.add_argument("--grid-order", choices=["split_major", "batch_major"], default=None)
+    parser.add_argument("--schedule", choices=["uniform", "balanced"], default=None)
+    parser.add_argument("--num-programs", type=int, default=None, help="balanced schedule's grid")
     parser.add_argument("--merge-time", action="store_true", help="also time stage 2 alone")
     parser.add_argument(
         "--page-prefetch", action="store_true", default=None, help="page ids one block ahead"
     )
     parser.add_argument(
         "--ablation",
-        choices=["grid_order", "merge", "pipeline"],
+        choices=["grid_order", "merge", "pipeline", "schedule"],
         default=None,
         help="one of the seed's levers on and off over issue 3's ablation shapes",
     )
@@ -136,15 +138,15 @@ def _bench(args: argparse.Namespace) -> int:
         print("splitkv bench: error: needs a CUDA or ROCm GPU", file=sys.stderr)
         return 2
     from splitkv.bench import shapes
-    from splitkv.bench.ablations import ABLATIONS, ablation_shapes
+    from splitkv.bench.ablations import ABLATIONS
     from splitkv.bench.report import write_results
     from splitkv.bench.sweep import environment, measure_ceilings, run_shapes
 
     providers = [p.strip() for p in args.providers.split(",") if p.strip()]
     measure_merge = args.merge_time
     if args.ablation:
-        trials, with_prefix, measure_merge = ABLATIONS[args.ablation]
-        todo = ablation_shapes(with_prefix)
+        trials, make_shapes, measure_merge = ABLATIONS[args.ablation]
+        todo = make_shapes()
     elif args.special:
         todo = [s for h in args.heads for s in shapes.special_shapes(h, args.dtype)]
         trials = _trials(args)
@@ -213,6 +215,8 @@ def _trials(args: argparse.Namespace) -> list:
             "merge_d_split",
             "grid_order",
             "page_prefetch",
+            "schedule",
+            "num_programs",
         )
         if getattr(args, k) is not None
     }

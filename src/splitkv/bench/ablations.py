@@ -3,7 +3,7 @@ order, the blocked merge, and latency hiding in the split loop."""
 
 from __future__ import annotations
 
-from splitkv.bench.shapes import BenchShape, shared_prefix_shape
+from splitkv.bench.shapes import BenchShape, shared_prefix_shape, special_shapes
 from splitkv.bench.sweep import Trial
 
 HEADS = (12, 16)
@@ -18,34 +18,64 @@ def ablation_shapes(with_shared_prefix: bool = False) -> list[BenchShape]:
     return shapes
 
 
+def schedule_shapes() -> list[BenchShape]:
+    """Issue 5's ragged batches (with MTP) beside uniform ones the planner must not slow."""
+    ragged = [s for s in special_shapes(12) if not s.shared_prefix]
+    mtp = [
+        BenchShape(
+            12, s.context, s.batch, q, s.page_size, seq_lens=s.seq_lens, label=f"{s.label} qlen {q}"
+        )
+        for s in ragged
+        if s.label.startswith("1x")
+        for q in (2, 4)
+    ]
+    uniform = [BenchShape(12, ctx, bs) for ctx in CONTEXTS for bs in (1, 8, 48)]
+    return ragged + mtp + uniform
+
+
 _PREFETCH = {"page_prefetch": True}
 
-# name: (trials, shared-prefix shapes too, measure the merge's own time)
-ABLATIONS: dict[str, tuple[list[Trial], bool, bool]] = {
+# name: (trials, shapes, measure the merge's own time)
+ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
     "grid_order": (
-        [Trial("split-major", {"grid_order": "split_major"}),
-         Trial("batch-major", {"grid_order": "batch_major"})],
-        True,
+        [
+            Trial("split-major", {"grid_order": "split_major"}),
+            Trial("batch-major", {"grid_order": "batch_major"}),
+        ],
+        lambda: ablation_shapes(with_shared_prefix=True),
         False,
     ),
     "merge": (
-        [Trial("blocked merge", {}),
-         Trial("serial merge", {"merge_block_s": 1, "merge_d_split": 1})],
-        False,
+        [
+            Trial("blocked merge", {}),
+            Trial("serial merge", {"merge_block_s": 1, "merge_d_split": 1}),
+        ],
+        ablation_shapes,
         True,
     ),
     "pipeline": (
-        [Trial("2 stages (default)", {"num_stages": 2}),
-         Trial("1 stage (no prefetch)", {"num_stages": 1}),
-         Trial("3 stages", {"num_stages": 3}),
-         Trial("8 warps", {"num_warps": 8}),
-         Trial("block_n 32, 3 stages", {"block_n": 32, "num_stages": 3}),
-         # Page ids one block ahead: the pipeliner then double-buffers the KV blocks
-         # (checked in the compiled TTGIR, docs/perf.md).
-         Trial("prefetch, block_n 32, 3 stages", _PREFETCH | {"block_n": 32, "num_stages": 3}),
-         Trial("prefetch, block_n 32, 4 stages", _PREFETCH | {"block_n": 32, "num_stages": 4}),
-         Trial("prefetch, block_n 64, 3 stages", _PREFETCH | {"num_stages": 3})],
-        False,
+        [
+            Trial("2 stages (default)", {"num_stages": 2}),
+            Trial("1 stage (no prefetch)", {"num_stages": 1}),
+            Trial("3 stages", {"num_stages": 3}),
+            Trial("8 warps", {"num_warps": 8}),
+            Trial("block_n 32, 3 stages", {"block_n": 32, "num_stages": 3}),
+            # Page ids one block ahead: the pipeliner then double-buffers the KV blocks
+            # (checked in the compiled TTGIR, docs/perf.md).
+            Trial("prefetch, block_n 32, 3 stages", _PREFETCH | {"block_n": 32, "num_stages": 3}),
+            Trial("prefetch, block_n 32, 4 stages", _PREFETCH | {"block_n": 32, "num_stages": 4}),
+            Trial("prefetch, block_n 64, 3 stages", _PREFETCH | {"num_stages": 3}),
+        ],
+        ablation_shapes,
         False,
     ),
-}  # fmt: skip
+    "schedule": (
+        [
+            Trial("uniform splits", {}),
+            Trial("balanced, 1 wave", {"schedule": "balanced"}),
+            Trial("balanced, 2 waves", {"schedule": "balanced", "num_programs": 528}),
+        ],
+        schedule_shapes,
+        True,
+    ),
+}

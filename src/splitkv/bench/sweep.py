@@ -206,7 +206,7 @@ def _child_measurement(provider, shape, index, knobs, ceilings, rep_ms) -> dict:
 def _measure(provider, cases, knobs, ref_out, shape, ceilings, rep_ms, measure_merge) -> dict:
     try:
         prepared = [PROVIDERS[provider](c, **knobs) for c in cases]
-    except Unsupported as why:
+    except (Unsupported, ValueError) as why:  # a knob this shape cannot take is a result
         return {"status": f"unsupported: {why}"}
     except torch.OutOfMemoryError:
         return {"status": "out of memory"}
