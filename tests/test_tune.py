@@ -14,20 +14,25 @@ from splitkv.tune import SWEEP_SPLITS, best_times, fit_tunables, save_tuned, tim
 H200 = DeviceSpec.preset("h200")
 
 
-def synthetic_sweep(truth: DeviceSpec) -> list[dict]:
+def synthetic_sweep(truth: DeviceSpec, kind: str = "mla") -> list[dict]:
     """Rows whose fastest count at each shape is the one `truth` picks; time grows with the
     log2 distance from it."""
     rows = []
-    for heads in (12, 16, 128):
+    heads_list = [(12, 1), (16, 1), (128, 1)] if kind == "mla" else [(8, 1), (32, 8), (32, 32)]
+    for q_heads, kv_heads in heads_list:
         for context in (8192, 68096, 327600):
             for batch in (1, 8, 16, 48, 128):
-                best = num_partitions(batch, context, heads, truth, is_mla=True)
+                if kind == "mla":
+                    best = num_partitions(batch, context, q_heads, truth, is_mla=True)
+                else:
+                    best = num_partitions(batch, context, kv_heads, truth, is_mla=False)
                 for splits in SWEEP_SPLITS:
                     miss = abs(splits.bit_length() - best.bit_length())
+                    shape = {"kind": kind, "heads": q_heads, "kv_heads": kv_heads,
+                             "context": context, "batch": batch, "qlen": 1}  # fmt: skip
                     rows.append({
-                        "provider": "splitkv", "status": "ok", "label": "", "heads": heads,
-                        "context": context, "batch": batch, "qlen": 1, "num_splits": splits,
-                        "p50_us": 100.0 * (1 + 0.2 * miss),
+                        "provider": "splitkv", "status": "ok", "label": "", **shape,
+                        "num_splits": splits, "p50_us": 100.0 * (1 + 0.2 * miss),
                     })  # fmt: skip
     return rows
 
@@ -49,6 +54,19 @@ def test_fit_recovers_the_rule_behind_the_sweep(changes):
         assert shape["chosen_splits"] == shape["best_splits"]
 
 
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"mha_split_page_size": 128, "max_pages_per_split": 10}, {"mha_max_splits": 16}],
+    ids=["seed", "finer-pages", "cap-16"],
+)
+def test_gqa_fit_recovers_the_mha_branch(changes):
+    truth = with_tunables(H200, **changes)
+    rows = synthetic_sweep(truth, kind="gqa") + synthetic_sweep(H200)  # MLA rows are ignored
+    fit = fit_tunables(rows, H200, kind="gqa")
+    assert fit.mean_slowdown == pytest.approx(1.0)
+    assert all(s["kind"] == "gqa" for s in fit.per_shape)
+
+
 def test_unmeasured_counts_take_the_nearest_slower_time():
     measured = {4: 10.0, 16: 12.0, 64: 30.0}
     assert time_at(measured, 16) == 12.0
@@ -63,6 +81,8 @@ def test_fit_ignores_failed_and_ragged_rows():
     assert len(best_times(rows)) == 45
     with pytest.raises(ValueError, match=r"^rows: expected"):
         fit_tunables([], H200)
+    with pytest.raises(ValueError, match=r"^rows: expected ok gqa rows"):
+        fit_tunables(rows, H200, kind="gqa")
 
 
 def test_saved_table_is_what_the_preset_loads(tmp_path, monkeypatch):

@@ -27,9 +27,19 @@ def main(argv: list[str] | None = None) -> int:
     bench = commands.add_parser("bench", help="splitkv beside its peers and the ceilings (GPU)")
     _bench_arguments(bench)
     tune = commands.add_parser("tune", help="fit the planner's split rule on this GPU")
-    tune.add_argument("--heads", type=int, nargs="+", default=[12, 16, 128])
-    tune.add_argument("--context", type=int, nargs="+", default=[8192, 68096, 327600])
-    tune.add_argument("--batch", type=int, nargs="+", default=[1, 8, 16, 48, 128])
+    tune.add_argument("--kind", choices=["mla", "gqa"], default="mla")
+    tune.add_argument("--heads", type=int, nargs="+", default=[12, 16, 128], help="MLA heads")
+    tune.add_argument("--models", nargs="+", default=None, help="GQA models (default: all)")
+    tune.add_argument(
+        "--context",
+        type=int,
+        nargs="+",
+        default=None,
+        help="MLA: 8192 68096 327600; GQA: 4096 32768 131072",
+    )
+    tune.add_argument(
+        "--batch", type=int, nargs="+", default=None, help="MLA: 1 8 16 48 128; GQA: 1 8 32 128 256"
+    )
     tune.add_argument("--preset", default=None, help="table name (default: matched from the GPU)")
     tune.add_argument("--out", default="benchmarks/results", help="results folder")
     tune.add_argument("--tag", default="tune", help="file name stem of the results")
@@ -236,12 +246,16 @@ def _tune(args: argparse.Namespace) -> int:
     if not torch.cuda.is_available():
         print("splitkv tune: error: needs a CUDA or ROCm GPU", file=sys.stderr)
         return 2
+    from splitkv.bench import shapes
     from splitkv.bench.tuning import run_tune
 
+    gqa = args.kind == "gqa"
     return run_tune(
         args.heads,
-        args.context,
-        args.batch,
+        args.context or (shapes.GQA_CONTEXTS if gqa else shapes.STANDARD_CONTEXTS),
+        args.batch or (shapes.GQA_BATCHES if gqa else shapes.STANDARD_BATCHES),
+        kind=args.kind,
+        models=args.models,
         preset=args.preset,
         out_dir=args.out,
         tag=args.tag,

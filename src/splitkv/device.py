@@ -27,6 +27,7 @@ class PartitionTunables:
     max_pages_per_split: a split holds at most this many planner pages before more splits pay.
     max_splits: the merge's limit for the MLA-style branch.
     mha_max_splits: the MHA-style branch's cap.
+    mha_split_page_size: the MHA-style branch's planner page (seed 001: SPLIT_PAGE_SIZE).
     single_kv_split_page_size: the finer work floor for single-kv-head MHA.
     wave_fill: None keeps seed 001's MLA rule. A number (NVIDIA) selects the fill rule: the
         smallest power-of-two split count whose programs fill at least this fraction of their
@@ -41,6 +42,7 @@ class PartitionTunables:
     max_pages_per_split: int = 5
     max_splits: int = 256
     mha_max_splits: int = 64
+    mha_split_page_size: int = 256
     single_kv_split_page_size: int = 128
     wave_fill: float | None = None
     programs_per_sm: tuple[int, int] = (2, 1)

@@ -79,7 +79,7 @@ def num_partitions(
     else:
         ctas_per_partition = heads_per_group * batch_size
         single_kv = heads_per_group == 1
-        page_keys = tun.single_kv_split_page_size if single_kv else tun.split_page_size
+        page_keys = tun.single_kv_split_page_size if single_kv else tun.mha_split_page_size
         pages = _cdiv(num_keys, page_keys)
         cap = tun.mha_max_splits
         if heads_per_group == 16 and batch_size >= 8:

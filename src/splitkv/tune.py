@@ -19,12 +19,17 @@ from splitkv.device import TUNED_DIR, DeviceSpec, PartitionTunables
 from splitkv.partition import num_partitions
 
 SWEEP_SPLITS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
-CANDIDATES = {
+CANDIDATES = {  # MLA: the fill rule's constants
     "programs_per_sm": [(small, wide) for small in (1, 2, 3, 4) for wide in (1, 2)],
     "wave_fill": [0.7, 0.75, 0.8, 0.85, 0.9, 0.95],
     "split_page_size": [32, 64, 128, 256],
 }
-ShapeKey = tuple[int, int, int, int]  # heads, context, batch, qlen
+GQA_CANDIDATES = {  # GQA/MHA: seed 001's MHA-style branch constants
+    "mha_split_page_size": [64, 128, 256, 512],
+    "max_pages_per_split": [2, 5, 10, 20],
+    "mha_max_splits": [16, 32, 64, 128],
+}
+ShapeKey = tuple[str, int, int, int, int, int]  # kind, heads, kv heads, context, batch, qlen
 
 
 def best_times(rows: Iterable[dict]) -> dict[ShapeKey, dict[int, float]]:
@@ -35,7 +40,14 @@ def best_times(rows: Iterable[dict]) -> dict[ShapeKey, dict[int, float]]:
             continue
         if row.get("label"):
             continue  # ragged and prefix batches are not part of the fit
-        key = (row["heads"], row["context"], row["batch"], row.get("qlen", 1))
+        key = (
+            row.get("kind", "mla"),
+            row["heads"],
+            row.get("kv_heads", 1),
+            row["context"],
+            row["batch"],
+            row.get("qlen", 1),
+        )
         splits = times.setdefault(key, {})
         splits[row["num_splits"]] = min(row["p50_us"], splits.get(row["num_splits"], math.inf))
     return times
@@ -61,13 +73,18 @@ class Fit:
 
 def evaluate(times: dict[ShapeKey, dict[int, float]], spec: DeviceSpec) -> Fit:
     per_shape = []
-    for (heads, context, batch, qlen), measured in sorted(times.items()):
-        chosen = num_partitions(batch, context, heads * qlen, spec, is_mla=True)
+    for (kind, heads, kv_heads, context, batch, qlen), measured in sorted(times.items()):
+        if kind == "mla":
+            chosen = num_partitions(batch, context, heads * qlen, spec, is_mla=True)
+        else:
+            chosen = num_partitions(batch, context, kv_heads, spec, is_mla=False)
         best_splits = min(measured, key=measured.get)
         slowdown = time_at(measured, chosen) / measured[best_splits]
         per_shape.append(
             {
+                "kind": kind,
                 "heads": heads,
+                "kv_heads": kv_heads,
                 "context": context,
                 "batch": batch,
                 "qlen": qlen,
@@ -85,17 +102,19 @@ def evaluate(times: dict[ShapeKey, dict[int, float]], spec: DeviceSpec) -> Fit:
     )
 
 
-def fit_tunables(rows: Iterable[dict], spec: DeviceSpec, candidates: dict = CANDIDATES) -> Fit:
-    """The fill-rule constants (from `candidates`) whose choices are slowest against the best
-    measured count by the smallest geometric mean; ties go to the smaller worst case, then to
-    the spec's current constants."""
-    times = best_times(rows)
+def fit_tunables(rows: Iterable[dict], spec: DeviceSpec, kind: str = "mla") -> Fit:
+    """The constants (MLA: the fill rule's; GQA: the MHA-style branch's) whose choices are
+    slower than the best measured count by the smallest geometric mean over the sweep's
+    shapes of that kind; ties go to the smaller worst case, then to the spec's constants."""
+    times = {key: t for key, t in best_times(rows).items() if key[0] == kind}
     if not times:
-        raise ValueError("rows: expected ok splitkv rows of a num_splits sweep, got none")
+        raise ValueError(f"rows: expected ok {kind} rows of a num_splits sweep, got none")
+    candidates = CANDIDATES if kind == "mla" else GQA_CANDIDATES
+    adjust = _with_fill_rule if kind == "mla" else _with_constants
     names = list(candidates)
-    best = evaluate(times, _with_fill_rule(spec, {}))
+    best = evaluate(times, adjust(spec, {}))
     for values in itertools.product(*(candidates[n] for n in names)):
-        fit = evaluate(times, _with_fill_rule(spec, dict(zip(names, values, strict=True))))
+        fit = evaluate(times, adjust(spec, dict(zip(names, values, strict=True))))
         if (fit.mean_slowdown, fit.worst_slowdown) < (
             best.mean_slowdown - 1e-9,
             best.worst_slowdown,
@@ -104,11 +123,15 @@ def fit_tunables(rows: Iterable[dict], spec: DeviceSpec, candidates: dict = CAND
     return best
 
 
+def _with_constants(spec: DeviceSpec, changes: dict) -> DeviceSpec:
+    return dataclasses.replace(spec, tunables=dataclasses.replace(spec.tunables, **changes))
+
+
 def _with_fill_rule(spec: DeviceSpec, changes: dict) -> DeviceSpec:
-    tunables = spec.tunables
-    if tunables.wave_fill is None:
+    """The MLA fill rule switched on (at 0.9 unless `changes` say otherwise) with `changes`."""
+    if spec.tunables.wave_fill is None:
         changes = {"wave_fill": 0.9, **changes}
-    return dataclasses.replace(spec, tunables=dataclasses.replace(tunables, **changes))
+    return _with_constants(spec, changes)
 
 
 def save_tuned(fit: Fit, preset: str, source: str, directory: Path = TUNED_DIR) -> Path:

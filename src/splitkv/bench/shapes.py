@@ -30,6 +30,7 @@ class BenchShape:
     kv_heads: int = 1
     head_dim: int = HEAD_DIM_QK  # GQA head dim (MLA: the key width)
     sinks: bool = False  # GQA attention sinks (gpt-oss)
+    model: str = ""  # GQA model name (GQA_MODELS)
 
     @property
     def lengths(self) -> list[int]:
@@ -156,6 +157,7 @@ def gqa_shapes(
             kv_heads=kv_heads,
             head_dim=head_dim,
             sinks=sinks,
+            model=model,
         )
         if shape.bytes_read <= MAX_KV_BYTES:
             shapes.append(shape)

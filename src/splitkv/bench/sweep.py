@@ -250,6 +250,12 @@ def _per_call_times(calls: list[Callable[[], object]], rep_ms: int) -> tuple[flo
 def _row_base(shape: BenchShape, provider: str, copies: int) -> dict:
     if shape.label:
         command = f"splitkv bench --special --heads {shape.heads} --providers {provider}"
+    elif shape.kind == "gqa":
+        command = (
+            f"splitkv bench --kind gqa --models {shape.model} --context {shape.context} "
+            f"--batch {shape.batch} --qlen {shape.qlen} --page-size {shape.page_size} "
+            f"--dtype {shape.dtype} --providers {provider}"
+        )
     else:
         command = (
             f"splitkv bench --heads {shape.heads} --context {shape.context} "
@@ -259,7 +265,11 @@ def _row_base(shape: BenchShape, provider: str, copies: int) -> dict:
     return {
         "provider": provider,
         "label": shape.label,
+        "kind": shape.kind,
+        "model": shape.model,
         "heads": shape.heads,
+        "kv_heads": shape.kv_heads,
+        "head_dim": shape.head_dim,
         "context": shape.context,
         "batch": shape.batch,
         "qlen": shape.qlen,

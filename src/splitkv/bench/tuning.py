@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 
 from splitkv.bench.report import splits_png, write_results
-from splitkv.bench.shapes import grid_shapes
+from splitkv.bench.shapes import GQA_MODELS, gqa_shapes, grid_shapes
 from splitkv.bench.sweep import Trial, environment, measure_ceilings, run_shapes
 from splitkv.device import TUNED_DIR, DeviceSpec, match_preset
 from splitkv.tune import SWEEP_SPLITS, fit_tunables, save_tuned
@@ -18,6 +18,8 @@ def run_tune(
     contexts: list[int],
     batches: list[int],
     *,
+    kind: str = "mla",
+    models: list[str] | None = None,
     preset: str | None,
     out_dir: str,
     tag: str,
@@ -33,7 +35,10 @@ def run_tune(
             raise ValueError(f"preset: {props.name} matches no preset; name one with --preset")
         preset = match.name
     spec = DeviceSpec.from_torch("cuda")
-    shapes = grid_shapes(heads, contexts, batches)
+    if kind == "gqa":
+        shapes = gqa_shapes(models or list(GQA_MODELS), contexts, batches)
+    else:
+        shapes = grid_shapes(heads, contexts, batches)
     progress(f"tuning {preset}: {len(shapes)} shapes x {len(SWEEP_SPLITS)} split counts")
     ceilings = measure_ceilings()
     result = {"env": environment(), "ceilings": ceilings, "rows": []}
@@ -49,7 +54,7 @@ def run_tune(
     )
     result["rows"] = rows
     write_results(result, out_dir, tag)
-    fit = fit_tunables(rows, spec)
+    fit = fit_tunables(rows, spec, kind=kind)
     progress(f"fit: {fit.tunables}")
     progress(
         f"chosen vs best: geometric mean {fit.mean_slowdown:.3f}x, worst {fit.worst_slowdown:.3f}x"
@@ -58,6 +63,7 @@ def run_tune(
         if shape["slowdown"] > 1.05:
             progress(f"  off by more than 5%: {shape}")
     chosen = {(s["heads"], s["context"], s["batch"]): s["chosen_splits"] for s in fit.per_shape}
+    # (GQA models share head counts, e.g. 32 q heads with 8 or 32 kv: the plot shows the first.)
     splits_png(rows, Path(out_dir) / f"{tag}_splits.png", chosen)
     source = f"benchmarks/results/{tag}.json"
     table = save_tuned(fit, preset, source, directory=TUNED_DIR if save else Path(out_dir))
