@@ -83,3 +83,44 @@ def test_harness_runs_checks_and_reports(cpu_harness, tmp_path):
         "smoke",
     )
     assert "serial merge" in (tmp_path / "smoke.md").read_text() and paths
+
+
+def test_tune_sweeps_fits_and_writes_a_table(cpu_harness, tmp_path, monkeypatch):
+    import json
+
+    from splitkv.bench import tuning
+    from splitkv.device import DeviceSpec
+
+    monkeypatch.setattr(
+        tuning, "measure_ceilings", lambda: {"read_bytes_per_s": 1e12, "matmul_flops_per_s": 1e14}
+    )
+    monkeypatch.setattr(
+        tuning,
+        "environment",
+        lambda: {
+            "gpu": "cpu",
+            "splitkv": "0",
+            "torch": "2",
+            "triton": "3",
+            "cuda": None,
+            "command": "test",
+        },
+    )
+    monkeypatch.setattr(tuning.DeviceSpec, "from_torch", lambda *a: DeviceSpec.preset("h200"))
+    monkeypatch.setattr(tuning, "SWEEP_SPLITS", (1, 2))
+    assert (
+        tuning.run_tune(
+            [4],
+            [70],
+            [1, 2],
+            preset="h200",
+            out_dir=str(tmp_path),
+            tag="t",
+            save=False,
+            dtype="fp16",
+            progress=lambda line: None,
+        )
+        == 0
+    )
+    table = json.loads((tmp_path / "h200.json").read_text())
+    assert table["tunables"]["fitted"] and len(table["fit"]["per_shape"]) == 2

@@ -20,6 +20,7 @@ def run_tune(
     *,
     kind: str = "mla",
     models: list[str] | None = None,
+    dtype: str = "bf16",
     preset: str | None,
     out_dir: str,
     tag: str,
@@ -36,9 +37,9 @@ def run_tune(
         preset = match.name
     spec = DeviceSpec.from_torch("cuda")
     if kind == "gqa":
-        shapes = gqa_shapes(models or list(GQA_MODELS), contexts, batches)
+        shapes = gqa_shapes(models or list(GQA_MODELS), contexts, batches, dtype=dtype)
     else:
-        shapes = grid_shapes(heads, contexts, batches)
+        shapes = grid_shapes(heads, contexts, batches, dtype=dtype)
     progress(f"tuning {preset}: {len(shapes)} shapes x {len(SWEEP_SPLITS)} split counts")
     ceilings = measure_ceilings()
     result = {"env": environment(), "ceilings": ceilings, "rows": []}
