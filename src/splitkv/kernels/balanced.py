@@ -12,16 +12,32 @@ lengths with the same grid.
 import triton
 import triton.language as tl
 
+from splitkv.kernels.split_range import first_visible_key
+
 
 @triton.jit
-def request_blocks(seq_lens_ptr, batch, max_seq_len, BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
-    """(clamped lengths, key blocks, inclusive prefix sum of blocks, total) over the batch."""
+def request_blocks(
+    seq_lens_ptr,
+    batch,
+    max_seq_len,
+    window_left,
+    QLEN: tl.constexpr,
+    BLOCK_B: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+):
+    """(clamped lengths, first visible keys, key blocks, inclusive prefix sum of blocks, total)
+    over the batch; with a sliding window only the blocks some query row can see count."""
     offs_b = tl.arange(0, BLOCK_B)
     lens = tl.load(seq_lens_ptr + offs_b, mask=offs_b < batch, other=0)
     lens = tl.minimum(tl.maximum(lens, 0), max_seq_len)
-    blocks = tl.cdiv(lens, BLOCK_N)
+    if HAS_WINDOW:
+        firsts = first_visible_key(lens, window_left, QLEN, BLOCK_N)
+    else:
+        firsts = tl.zeros_like(lens)
+    blocks = tl.cdiv(lens - firsts, BLOCK_N)
     cu_end = tl.cumsum(blocks, 0)
-    return lens, blocks, cu_end, tl.sum(blocks, 0)
+    return lens, firsts, blocks, cu_end, tl.sum(blocks, 0)
 
 
 @triton.jit

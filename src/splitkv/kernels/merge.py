@@ -56,8 +56,15 @@ def merge_splits_kernel(
     # The same bounds as stage 1: only partials stage 1 wrote are read.
     if BALANCED:
         # Request b's pieces sit in slots first_program(b) + b ... last_program(b) + b.
-        _, blocks, cu_end, total = request_blocks(
-            seq_lens_ptr, batch, max_seq_len, BLOCK_B, SPLIT_BLOCK_N
+        _, _, blocks, cu_end, total = request_blocks(
+            seq_lens_ptr,
+            batch,
+            max_seq_len,
+            window_left,
+            QLEN,
+            BLOCK_B,
+            SPLIT_BLOCK_N,
+            HAS_WINDOW,
         )
         end = pick(cu_end, request, BLOCK_B)
         count = pick(blocks, request, BLOCK_B)

@@ -263,8 +263,8 @@ def mla_balanced_kernel(
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     program = tl.program_id(0) % num_programs
     head_block = tl.program_id(0) // num_programs
-    lens, blocks, cu_end, total = request_blocks(
-        seq_lens_ptr, batch, max_pages * PAGE_SIZE, BLOCK_B, BLOCK_N
+    lens, _, blocks, cu_end, total = request_blocks(
+        seq_lens_ptr, batch, max_pages * PAGE_SIZE, 0, QLEN, BLOCK_B, BLOCK_N, False
     )
     lo = (program.to(tl.int64) * total // num_programs).to(tl.int32)
     hi = ((program.to(tl.int64) + 1) * total // num_programs).to(tl.int32)

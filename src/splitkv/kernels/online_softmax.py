@@ -22,8 +22,9 @@ def softmax_step(m_i, l_i, acc, scores, values):
 
 
 @triton.jit
-def store_partial(partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d_ok,
-                  HEAD_DIM_V: tl.constexpr):  # fmt: skip
+def store_partial(
+    partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d_ok, HEAD_DIM_V: tl.constexpr
+):
     """Write one split's partial: normalised output and base-2 lse; rows that saw no key get
     out 0 and lse -inf, so the merge weighs them exactly 0."""
     has_keys = l_i > 0.0
