@@ -101,8 +101,29 @@ def test_corrupt_lengths_stay_in_bounds(dtype, device):
     assert torch.isneginf(lse[2]).all()
 
 
-def test_gqa_refuses_the_balanced_schedule(device):
-    with pytest.raises(ValueError, match=r"^schedule: 'balanced' is implemented"):
-        splitkv.plan_decode(
-            2, 64, 8, kind="gqa", num_kv_heads=2, schedule="balanced", device=device
-        )
+@pytest.mark.parametrize("window_left", [-1, 0, 50])
+@pytest.mark.parametrize("num_programs", [1, 3, 40])
+def test_gqa_balanced(window_left, num_programs, dtype, device):
+    from splitkv.testing import random_gqa_case
+
+    lengths = [max(n, 2) if n else 0 for n in RAGGED]
+    case = random_gqa_case(
+        lengths, 8, 2, 64, qlen=2, page_size=16, dtype=dtype, device=device, sinks=True
+    )
+    plan = splitkv.plan_decode(
+        len(lengths),
+        448,
+        8,
+        qlen=2,
+        page_size=16,
+        dtype=dtype,
+        device=device,
+        kind="gqa",
+        num_kv_heads=2,
+        head_dim=64,
+        schedule="balanced",
+        num_programs=num_programs,
+    )
+    features = {"window_left": window_left, "logit_cap": 20.0, "sinks": case.sinks}
+    out, lse = splitkv.gqa_decode(*case.args, plan=plan, validate=True, **features)
+    check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args, **features))

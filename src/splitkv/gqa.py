@@ -9,7 +9,7 @@ import torch
 import triton
 
 from splitkv.checks import GqaCall, check_gqa_call, check_plan_fits, validate_decode_data
-from splitkv.kernels.gqa_split import gqa_split_kernel
+from splitkv.kernels.gqa_split import gqa_balanced_kernel, gqa_split_kernel
 from splitkv.mla import merge_workspace
 from splitkv.plan import MAX_HEADS, MAX_QLEN, DecodePlan, plan_decode
 
@@ -75,28 +75,55 @@ def gqa_decode(
     if plan is not None and not isinstance(plan, DecodePlan):
         raise TypeError(f"plan: expected a DecodePlan from plan_decode, got {type(plan).__name__}")
     call = check_gqa_call(
-        q, k_cache, v_cache, page_table, seq_lens, scale=scale, out=out, lse=lse,
-        window_left=window_left, logit_cap=logit_cap, sinks=sinks, max_heads=MAX_HEADS,
+        q,
+        k_cache,
+        v_cache,
+        page_table,
+        seq_lens,
+        scale=scale,
+        out=out,
+        lse=lse,
+        window_left=window_left,
+        logit_cap=logit_cap,
+        sinks=sinks,
+        max_heads=MAX_HEADS,
         max_qlen=MAX_QLEN,
-    )  # fmt: skip
+    )
     if plan is None:
         plan = plan_decode(
-            max(call.batch, 1), page_table.shape[1] * call.page_size, call.num_q_heads,
-            qlen=call.qlen, page_size=call.page_size, dtype=q.dtype, device=q.device,
-            kind="gqa", num_kv_heads=call.num_kv_heads, head_dim=call.head_dim,
+            max(call.batch, 1),
+            page_table.shape[1] * call.page_size,
+            call.num_q_heads,
+            qlen=call.qlen,
+            page_size=call.page_size,
+            dtype=q.dtype,
+            device=q.device,
+            kind="gqa",
+            num_kv_heads=call.num_kv_heads,
+            head_dim=call.head_dim,
             window_left=window_left,
-        )  # fmt: skip
+        )
     else:
         check_plan_fits(
-            plan, kind="gqa", dtype=q.dtype, device=q.device, batch=call.batch,
-            num_heads=call.num_q_heads, qlen=call.qlen, page_size=call.page_size,
-            num_kv_heads=call.num_kv_heads, head_dim_v=call.head_dim,
-        )  # fmt: skip
+            plan,
+            kind="gqa",
+            dtype=q.dtype,
+            device=q.device,
+            batch=call.batch,
+            num_heads=call.num_q_heads,
+            qlen=call.qlen,
+            page_size=call.page_size,
+            num_kv_heads=call.num_kv_heads,
+            head_dim_v=call.head_dim,
+        )
     if validate:
         validate_decode_data(
-            page_table, seq_lens, num_pages=call.num_pages, page_size=call.page_size,
+            page_table,
+            seq_lens,
+            num_pages=call.num_pages,
+            page_size=call.page_size,
             qlen=call.qlen,
-        )  # fmt: skip
+        )
     if out is None:
         out = q.new_empty((call.batch, call.qlen, call.num_q_heads, call.head_dim))
     if return_lse and lse is None:
@@ -104,8 +131,18 @@ def gqa_decode(
             (call.batch, call.qlen, call.num_q_heads), dtype=torch.float32, device=q.device
         )
     if call.batch > 0:
-        _launch(plan, call, q, k_cache, v_cache, page_table, seq_lens, sinks, out,
-                lse if return_lse else None)  # fmt: skip
+        _launch(
+            plan,
+            call,
+            q,
+            k_cache,
+            v_cache,
+            page_table,
+            seq_lens,
+            sinks,
+            out,
+            lse if return_lse else None,
+        )
     return out, lse if return_lse else None
 
 
@@ -122,15 +159,39 @@ def _launch(
     lse: torch.Tensor | None,
 ) -> None:
     ws = plan.workspace
-    grid = (plan.num_splits * call.batch * call.num_kv_heads * plan.num_head_blocks,)
+    per_program = call.num_kv_heads * plan.num_head_blocks
+    if plan.schedule == "balanced":
+        kernel, grid = gqa_balanced_kernel, plan.num_programs * per_program
+        schedule_args, schedule_consts = (plan.num_programs,), {"BLOCK_B": plan.block_b}
+    else:
+        kernel, grid = gqa_split_kernel, plan.num_splits * call.batch * per_program
+        schedule_args = (plan.num_splits,)
+        schedule_consts = {"SPLIT_MAJOR": plan.grid_order == "split_major"}
     with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
-        gqa_split_kernel[grid](
-            q, k_cache, v_cache, page_table, seq_lens, ws.partial_o, ws.partial_lse,
-            call.scale, call.logit_cap or 1.0, max(call.window_left, 0),
-            call.batch, call.num_pages, page_table.shape[1], plan.num_splits,
-            q.stride(0), q.stride(1), q.stride(2),
-            k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
-            v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
+        kernel[(grid,)](
+            q,
+            k_cache,
+            v_cache,
+            page_table,
+            seq_lens,
+            ws.partial_o,
+            ws.partial_lse,
+            call.scale,
+            call.logit_cap or 1.0,
+            max(call.window_left, 0),
+            call.batch,
+            call.num_pages,
+            page_table.shape[1],
+            *schedule_args,
+            q.stride(0),
+            q.stride(1),
+            q.stride(2),
+            k_cache.stride(0),
+            k_cache.stride(1),
+            k_cache.stride(2),
+            v_cache.stride(0),
+            v_cache.stride(1),
+            v_cache.stride(2),
             page_table.stride(0),
             NUM_Q_HEADS=call.num_q_heads,
             NUM_KV_HEADS=call.num_kv_heads,
@@ -140,14 +201,19 @@ def _launch(
             PAGE_SIZE=call.page_size,
             BLOCK_H=plan.block_h,
             BLOCK_N=plan.block_n,
-            SPLIT_MAJOR=plan.grid_order == "split_major",
             PREFETCH_PAGE=plan.page_prefetch,
             HAS_WINDOW=call.window_left >= 0,
             HAS_CAP=call.logit_cap > 0,
             num_warps=plan.split_num_warps,
             num_stages=plan.split_num_stages,
-        )  # fmt: skip
+            **schedule_consts,
+        )
     merge_workspace(
-        plan, seq_lens, out, lse, max_seq_len=page_table.shape[1] * call.page_size,
-        window_left=call.window_left, sinks=sinks,
-    )  # fmt: skip
+        plan,
+        seq_lens,
+        out,
+        lse,
+        max_seq_len=page_table.shape[1] * call.page_size,
+        window_left=call.window_left,
+        sinks=sinks,
+    )

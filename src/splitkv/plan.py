@@ -135,8 +135,9 @@ def plan_decode(
         head_dim: GQA/MHA head dim (default 128); MLA uses head_dim_qk / head_dim_v.
         window_left: GQA sliding window the calls will use (-1: none); with a window only the
             last window_left + qlen keys are split.
-        schedule: "uniform" (every request cut into num_splits) or "balanced" (MLA: the batch's
-            key blocks cut evenly over num_programs programs, default one wave of the device).
+        schedule: "uniform" (every request cut into num_splits) or "balanced" (the batch's key
+            blocks cut evenly over num_programs programs per kv head and head block; default:
+            one wave of the device in all).
         qlen: query positions per request, 1 to 8 (MTP).
         page_size: KV page size, a power of two from 1 to 256.
         dtype: q and kv_cache dtype (bfloat16, float16; float32 for testing).
@@ -177,8 +178,6 @@ def plan_decode(
     check_int("window_left", window_left, -1)
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule: expected one of {SCHEDULES}, got {schedule!r}")
-    if schedule == "balanced" and kind != "mla":
-        raise ValueError("schedule: 'balanced' is implemented for kind='mla' only so far")
     if kind == "gqa":
         head_dim = GQA_HEAD_DIM if head_dim is None else head_dim
         check_int("head_dim", head_dim, MIN_DOT, MAX_GQA_HEAD_DIM)
@@ -212,9 +211,12 @@ def plan_decode(
     if grid_order not in GRID_ORDERS:
         raise ValueError(f"grid_order: expected one of {GRID_ORDERS}, got {grid_order!r}")
 
+    num_head_blocks = -(-group_rows // block_h)
     if num_programs is None:
+        # One wave of stage-1 programs in all, over the kv heads and head blocks.
         per_sm = spec.tunables.programs_per_sm[0 if block_h <= MIN_DOT else 1]
-        num_programs = max(1, spec.compute_units * per_sm)
+        wave = spec.compute_units * per_sm
+        num_programs = max(1, wave // (num_kv_heads * num_head_blocks))
     check_int("num_programs", num_programs, 1)
     # Slots for the balanced schedule's partials: one per (program, request) piece.
     num_slots = num_programs + batch_size if schedule == "balanced" else None
@@ -261,7 +263,7 @@ def plan_decode(
         device_name=spec.name,
         num_splits=num_splits,
         block_h=block_h,
-        num_head_blocks=-(-group_rows // block_h),
+        num_head_blocks=num_head_blocks,
         block_n=block_n,
         grid_order=grid_order,
         schedule=schedule,

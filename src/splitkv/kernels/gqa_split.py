@@ -11,6 +11,7 @@ Row r of a request is query position r // q_heads, query head r % q_heads.
 import triton
 import triton.language as tl
 
+from splitkv.kernels.balanced import pick, request_blocks
 from splitkv.kernels.online_softmax import softmax_step, store_partial
 from splitkv.kernels.paged import (
     advance_page_ids,
@@ -86,7 +87,72 @@ def gqa_split_kernel(
     if split_start >= split_end:
         return  # empty split: writes nothing, and the merge never reads it
 
-    # This kv head's query rows: local row = query position * GROUP + head within the group.
+    q, row_ok, q_pos, q_head = gqa_load_queries(
+        q_ptr,
+        request,
+        kv_head,
+        head_block,
+        stride_q_batch,
+        stride_q_pos,
+        stride_q_head,
+        GROUP,
+        QLEN,
+        HEAD_DIM,
+        BLOCK_D,
+        BLOCK_H,
+    )
+    m_i, l_i, acc = gqa_attend_keys(
+        q,
+        k_ptr,
+        v_ptr,
+        page_table_ptr + request.to(tl.int64) * stride_table_batch,
+        split_start,
+        split_end,
+        seq_len - QLEN + q_pos,
+        kv_head,
+        num_pages,
+        stride_k_page,
+        stride_k_slot,
+        stride_k_head,
+        stride_v_page,
+        stride_v_slot,
+        stride_v_head,
+        scale,
+        logit_cap,
+        window_left,
+        HEAD_DIM,
+        BLOCK_D,
+        PAGE_SIZE,
+        BLOCK_H,
+        BLOCK_N,
+        PREFETCH_PAGE,
+        HAS_WINDOW,
+        HAS_CAP,
+    )
+    slot = (request.to(tl.int64) * ROWS + q_pos * NUM_Q_HEADS + q_head) * num_splits + split
+    d = tl.arange(0, BLOCK_D)
+    store_partial(
+        partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d < HEAD_DIM, HEAD_DIM
+    )
+
+
+@triton.jit
+def gqa_load_queries(
+    q_ptr,
+    request,
+    kv_head,
+    head_block,
+    stride_q_batch,
+    stride_q_pos,
+    stride_q_head,
+    GROUP: tl.constexpr,
+    QLEN: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_H: tl.constexpr,
+):
+    """One kv head's query rows of a request: local row = query position * GROUP + head within
+    the group. Returns (q, row_ok, q_pos, q_head)."""
     local = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
     row_ok = local < QLEN * GROUP
     q_pos = local // GROUP
@@ -97,29 +163,62 @@ def gqa_split_kernel(
         + q_head.to(tl.int64) * stride_q_head
     )
     d = tl.arange(0, BLOCK_D)
-    d_ok = d < HEAD_DIM
     q = tl.load(
-        q_ptr + q_row[:, None] + d[None, :], mask=row_ok[:, None] & d_ok[None, :], other=0.0
+        q_ptr + q_row[:, None] + d[None, :],
+        mask=row_ok[:, None] & (d < HEAD_DIM)[None, :],
+        other=0.0,
     )
-    # Causal MTP rule: query position i sees keys [0, seq_len - qlen + i] (and, with a window,
-    # none before last_key - window_left).
-    last_key = seq_len - QLEN + q_pos
+    return q, row_ok, q_pos, q_head
 
+
+@triton.jit
+def gqa_attend_keys(
+    q,
+    k_ptr,
+    v_ptr,
+    table_row,
+    key_start,
+    key_end,
+    last_key,
+    kv_head,
+    num_pages,
+    stride_k_page,
+    stride_k_slot,
+    stride_k_head,
+    stride_v_page,
+    stride_v_slot,
+    stride_v_head,
+    scale,
+    logit_cap,
+    window_left,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    PAGE_SIZE: tl.constexpr,
+    BLOCK_H: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    PREFETCH_PAGE: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_CAP: tl.constexpr,
+):
+    """Online softmax of the rows over keys [key_start, key_end) of one kv head (key_start on
+    a block boundary). Row r sees keys up to last_key[r] (causal MTP rule) and, with a window,
+    none before last_key[r] - window_left. Returns (max, sum, unnormalised output), base 2."""
+    d = tl.arange(0, BLOCK_D)
+    d_ok = d < HEAD_DIM
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
-    table_row = page_table_ptr + request.to(tl.int64) * stride_table_batch
     k_head = kv_head.to(tl.int64) * stride_k_head
     v_head = kv_head.to(tl.int64) * stride_v_head
     offs_n = tl.arange(0, BLOCK_N)
     if PREFETCH_PAGE:
-        next_page = first_page_ids(table_row, split_start, offs_n, split_end, PAGE_SIZE, BLOCK_N)
-    for block_start in range(split_start, split_end, BLOCK_N):
+        next_page = first_page_ids(table_row, key_start, offs_n, key_end, PAGE_SIZE, BLOCK_N)
+    for block_start in range(key_start, key_end, BLOCK_N):
         keys = block_start + offs_n
-        key_ok = keys < split_end
+        key_ok = keys < key_end
         if PREFETCH_PAGE:
             page, next_page = advance_page_ids(
-                table_row, block_start, keys, next_page, split_end, PAGE_SIZE, BLOCK_N
+                table_row, block_start, keys, next_page, key_end, PAGE_SIZE, BLOCK_N
             )
         else:
             page = block_page_ids(table_row, block_start, keys, key_ok, PAGE_SIZE, BLOCK_N)
@@ -138,6 +237,119 @@ def gqa_split_kernel(
         v_rows = kv_row_offsets(page, keys, num_pages, stride_v_page, stride_v_slot, PAGE_SIZE)
         v = tl.load(v_ptr + v_head + v_rows[:, None] + d[None, :], mask=tile_ok, other=0.0)
         m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, v)
+    return m_i, l_i, acc
 
-    slot = (request.to(tl.int64) * ROWS + q_pos * NUM_Q_HEADS + q_head) * num_splits + split
-    store_partial(partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d_ok, HEAD_DIM)
+
+@triton.jit
+def gqa_balanced_kernel(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    page_table_ptr,
+    seq_lens_ptr,
+    partial_o_ptr,
+    partial_lse_ptr,
+    scale,
+    logit_cap,
+    window_left,
+    batch,
+    num_pages,
+    max_pages,
+    num_programs,
+    stride_q_batch,
+    stride_q_pos,
+    stride_q_head,
+    stride_k_page,
+    stride_k_slot,
+    stride_k_head,
+    stride_v_page,
+    stride_v_slot,
+    stride_v_head,
+    stride_table_batch,
+    NUM_Q_HEADS: tl.constexpr,
+    NUM_KV_HEADS: tl.constexpr,
+    QLEN: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    PAGE_SIZE: tl.constexpr,
+    BLOCK_H: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_B: tl.constexpr,
+    PREFETCH_PAGE: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_CAP: tl.constexpr,
+):
+    """Stage 1 on the balanced schedule (kernels/balanced.py), per kv head and head block."""
+    GROUP: tl.constexpr = NUM_Q_HEADS // NUM_KV_HEADS
+    ROWS: tl.constexpr = QLEN * NUM_Q_HEADS
+    program = tl.program_id(0) % num_programs
+    kv_head = (tl.program_id(0) // num_programs) % NUM_KV_HEADS
+    head_block = tl.program_id(0) // (num_programs * NUM_KV_HEADS)
+    lens, firsts, blocks, cu_end, total = request_blocks(
+        seq_lens_ptr,
+        batch,
+        max_pages * PAGE_SIZE,
+        window_left,
+        QLEN,
+        BLOCK_B,
+        BLOCK_N,
+        HAS_WINDOW,
+    )
+    lo = (program.to(tl.int64) * total // num_programs).to(tl.int32)
+    hi = ((program.to(tl.int64) + 1) * total // num_programs).to(tl.int32)
+    d = tl.arange(0, BLOCK_D)
+    while lo < hi:
+        # The request holding block lo; requests without keys end at or before it.
+        request = tl.sum((cu_end <= lo).to(tl.int32), 0)
+        request_end = pick(cu_end, request, BLOCK_B)
+        first_block = request_end - pick(blocks, request, BLOCK_B)
+        piece_end = tl.minimum(hi, request_end)
+        seq_len = pick(lens, request, BLOCK_B)
+        first_key = pick(firsts, request, BLOCK_B)
+        q, row_ok, q_pos, q_head = gqa_load_queries(
+            q_ptr,
+            request,
+            kv_head,
+            head_block,
+            stride_q_batch,
+            stride_q_pos,
+            stride_q_head,
+            GROUP,
+            QLEN,
+            HEAD_DIM,
+            BLOCK_D,
+            BLOCK_H,
+        )
+        m_i, l_i, acc = gqa_attend_keys(
+            q,
+            k_ptr,
+            v_ptr,
+            page_table_ptr + request.to(tl.int64) * stride_table_batch,
+            first_key + (lo - first_block) * BLOCK_N,
+            tl.minimum(first_key + (piece_end - first_block) * BLOCK_N, seq_len),
+            seq_len - QLEN + q_pos,
+            kv_head,
+            num_pages,
+            stride_k_page,
+            stride_k_slot,
+            stride_k_head,
+            stride_v_page,
+            stride_v_slot,
+            stride_v_head,
+            scale,
+            logit_cap,
+            window_left,
+            HEAD_DIM,
+            BLOCK_D,
+            PAGE_SIZE,
+            BLOCK_H,
+            BLOCK_N,
+            PREFETCH_PAGE,
+            HAS_WINDOW,
+            HAS_CAP,
+        )
+        slot = (program.to(tl.int64) + request) * ROWS + q_pos * NUM_Q_HEADS + q_head
+        store_partial(
+            partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d < HEAD_DIM, HEAD_DIM
+        )
+        lo = piece_end
