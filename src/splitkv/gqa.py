@@ -8,10 +8,10 @@ import contextlib
 import torch
 import triton
 
-from splitkv.checks import GqaCall, check_gqa_call, check_plan_fits, validate_decode_data
+from splitkv.checks import GqaCall, check_gqa_call, validate_decode_data
 from splitkv.kernels.gqa_split import gqa_balanced_kernel, gqa_split_kernel
 from splitkv.mla import merge_workspace
-from splitkv.plan import MAX_HEADS, MAX_QLEN, DecodePlan, plan_decode
+from splitkv.plan import MAX_HEADS, MAX_QLEN, DecodePlan, allocate_outputs, plan_for_call
 
 
 def gqa_decode(
@@ -89,33 +89,19 @@ def gqa_decode(
         max_heads=MAX_HEADS,
         max_qlen=MAX_QLEN,
     )
-    if plan is None:
-        plan = plan_decode(
-            max(call.batch, 1),
-            page_table.shape[1] * call.page_size,
-            call.num_q_heads,
-            qlen=call.qlen,
-            page_size=call.page_size,
-            dtype=q.dtype,
-            device=q.device,
-            kind="gqa",
-            num_kv_heads=call.num_kv_heads,
-            head_dim=call.head_dim,
-            window_left=window_left,
-        )
-    else:
-        check_plan_fits(
-            plan,
-            kind="gqa",
-            dtype=q.dtype,
-            device=q.device,
-            batch=call.batch,
-            num_heads=call.num_q_heads,
-            qlen=call.qlen,
-            page_size=call.page_size,
-            num_kv_heads=call.num_kv_heads,
-            head_dim_v=call.head_dim,
-        )
+    plan = plan_for_call(
+        plan,
+        q,
+        batch=call.batch,
+        max_seq_len=page_table.shape[1] * call.page_size,
+        num_heads=call.num_q_heads,
+        qlen=call.qlen,
+        page_size=call.page_size,
+        kind="gqa",
+        num_kv_heads=call.num_kv_heads,
+        head_dim=call.head_dim,
+        window_left=window_left,
+    )
     if validate:
         validate_decode_data(
             page_table,
@@ -124,26 +110,12 @@ def gqa_decode(
             page_size=call.page_size,
             qlen=call.qlen,
         )
-    if out is None:
-        out = q.new_empty((call.batch, call.qlen, call.num_q_heads, call.head_dim))
-    if return_lse and lse is None:
-        lse = torch.empty(
-            (call.batch, call.qlen, call.num_q_heads), dtype=torch.float32, device=q.device
-        )
+    out, lse = allocate_outputs(
+        q, out, lse, (call.batch, call.qlen, call.num_q_heads, call.head_dim), return_lse
+    )
     if call.batch > 0:
-        _launch(
-            plan,
-            call,
-            q,
-            k_cache,
-            v_cache,
-            page_table,
-            seq_lens,
-            sinks,
-            out,
-            lse if return_lse else None,
-        )
-    return out, lse if return_lse else None
+        _launch(plan, call, q, k_cache, v_cache, page_table, seq_lens, sinks, out, lse)
+    return out, lse
 
 
 def _launch(

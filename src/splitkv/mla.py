@@ -7,7 +7,7 @@ import contextlib
 import torch
 import triton
 
-from splitkv.checks import MlaCall, check_mla_call, check_plan_fits, validate_decode_data
+from splitkv.checks import MlaCall, check_mla_call, validate_decode_data
 from splitkv.kernels.merge import merge_splits_kernel
 from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
 from splitkv.plan import (
@@ -16,7 +16,8 @@ from splitkv.plan import (
     MLA_HEAD_DIM_QK,
     MLA_HEAD_DIM_V,
     DecodePlan,
-    plan_decode,
+    allocate_outputs,
+    plan_for_call,
 )
 
 LOG2_E = 1.4426950408889634
@@ -86,21 +87,16 @@ def mla_decode(
         max_heads=MAX_HEADS,
         max_qlen=MAX_QLEN,
     )
-    if plan is None:
-        plan = plan_decode(
-            max(call.batch, 1),
-            page_table.shape[1] * call.page_size,
-            call.num_heads,
-            qlen=call.qlen,
-            page_size=call.page_size,
-            dtype=q.dtype,
-            device=q.device,
-        )
-    else:
-        check_plan_fits(
-            plan, kind="mla", dtype=q.dtype, device=q.device, batch=call.batch,
-            num_heads=call.num_heads, qlen=call.qlen, page_size=call.page_size,
-        )  # fmt: skip
+    plan = plan_for_call(
+        plan,
+        q,
+        batch=call.batch,
+        max_seq_len=page_table.shape[1] * call.page_size,
+        num_heads=call.num_heads,
+        qlen=call.qlen,
+        page_size=call.page_size,
+        kind="mla",
+    )
     if validate:
         validate_decode_data(
             page_table,
@@ -109,17 +105,12 @@ def mla_decode(
             page_size=call.page_size,
             qlen=call.qlen,
         )
-
-    if out is None:
-        out = q.new_empty((call.batch, call.qlen, call.num_heads, plan.head_dim_v))
-    if return_lse and lse is None:
-        lse = torch.empty(
-            (call.batch, call.qlen, call.num_heads), dtype=torch.float32, device=q.device
-        )
-    if call.batch == 0:
-        return out, lse if return_lse else None
-    _launch(plan, q, call, page_table, seq_lens, out, lse if return_lse else None)
-    return out, lse if return_lse else None
+    out, lse = allocate_outputs(
+        q, out, lse, (call.batch, call.qlen, call.num_heads, plan.head_dim_v), return_lse
+    )
+    if call.batch > 0:
+        _launch(plan, q, call, page_table, seq_lens, out, lse)
+    return out, lse
 
 
 def _launch(

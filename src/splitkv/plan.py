@@ -12,7 +12,7 @@ from typing import Literal
 
 import torch
 
-from splitkv.checks import MAX_GQA_HEAD_DIM, check_int, check_pow2
+from splitkv.checks import MAX_GQA_HEAD_DIM, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
 from splitkv.partition import num_partitions
 
@@ -289,3 +289,64 @@ def default_merge_d_split(head_dim_v: int) -> int:
 
 def _next_pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
+
+
+def plan_for_call(
+    plan: DecodePlan | None,
+    q: torch.Tensor,
+    *,
+    batch: int,
+    max_seq_len: int,
+    num_heads: int,
+    qlen: int,
+    page_size: int,
+    kind: str,
+    **kind_fields,
+) -> DecodePlan:
+    """The caller's plan, checked against the call, or a fresh one for it (allocates).
+
+    kind_fields: for GQA, num_kv_heads, head_dim and window_left (the window only steers a
+    fresh plan's split count; any plan computes any window correctly).
+    """
+    if plan is None:
+        return plan_decode(
+            max(batch, 1),
+            max_seq_len,
+            num_heads,
+            qlen=qlen,
+            page_size=page_size,
+            dtype=q.dtype,
+            device=q.device,
+            kind=kind,
+            **kind_fields,
+        )
+    planned = {k: v for k, v in kind_fields.items() if k != "window_left"}
+    if "head_dim" in planned:
+        planned["head_dim_v"] = planned.pop("head_dim")
+    check_plan_fits(
+        plan,
+        batch=batch,
+        kind=kind,
+        dtype=q.dtype,
+        device=q.device,
+        num_heads=num_heads,
+        qlen=qlen,
+        page_size=page_size,
+        **planned,
+    )
+    return plan
+
+
+def allocate_outputs(
+    q: torch.Tensor,
+    out: torch.Tensor | None,
+    lse: torch.Tensor | None,
+    out_shape: tuple[int, int, int, int],
+    return_lse: bool,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The caller's out/lse, or new ones (lse only when it is returned)."""
+    if out is None:
+        out = q.new_empty(out_shape)
+    if return_lse and lse is None:
+        lse = torch.empty(out_shape[:3], dtype=torch.float32, device=q.device)
+    return out, lse if return_lse else None

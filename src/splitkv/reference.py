@@ -82,15 +82,29 @@ def gqa_decode(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """GQA/MHA decode in float32 math, same signature as `splitkv.gqa_decode` (`plan` unused)."""
     call = check_gqa_call(
-        q, k_cache, v_cache, page_table, seq_lens, scale=scale, out=out, lse=lse,
-        window_left=window_left, logit_cap=logit_cap, sinks=sinks, max_heads=MAX_HEADS,
-        max_qlen=MAX_QLEN, allow_cpu=True,
-    )  # fmt: skip
+        q,
+        k_cache,
+        v_cache,
+        page_table,
+        seq_lens,
+        scale=scale,
+        out=out,
+        lse=lse,
+        window_left=window_left,
+        logit_cap=logit_cap,
+        sinks=sinks,
+        max_heads=MAX_HEADS,
+        max_qlen=MAX_QLEN,
+        allow_cpu=True,
+    )
     if validate:
         validate_decode_data(
-            page_table, seq_lens, num_pages=call.num_pages, page_size=call.page_size,
+            page_table,
+            seq_lens,
+            num_pages=call.num_pages,
+            page_size=call.page_size,
             qlen=call.qlen,
-        )  # fmt: skip
+        )
     batch, qlen, heads, dim = call.batch, call.qlen, call.num_q_heads, call.head_dim
     group = heads // call.num_kv_heads
     out_f32 = torch.zeros((batch, qlen, heads, dim), dtype=torch.float32, device=q.device)
