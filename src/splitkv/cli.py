@@ -134,7 +134,7 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--ablation",
-        choices=["grid_order", "merge", "pipeline", "schedule"],
+        choices=["grid_order", "merge", "pipeline", "schedule", "wide_tile"],
         default=None,
         help="one of the seed's levers on and off over issue 3's ablation shapes",
     )

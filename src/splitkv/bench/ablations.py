@@ -69,6 +69,19 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
         ablation_shapes,
         False,
     ),
+    "wide_tile": (  # 128 heads: the 64-row wgmma tile (compiled resources in docs/perf.md)
+        [
+            Trial("block_n 32, 2 stages (default)", {}),
+            Trial("block_n 64, 2 stages", {"block_n": 64}),
+            Trial("prefetch, block_n 16, 3 stages", _PREFETCH | {"block_n": 16, "num_stages": 3}),
+            Trial("prefetch, block_n 32, 3 stages", _PREFETCH | {"block_n": 32, "num_stages": 3}),
+        ],
+        lambda: (
+            [BenchShape(128, ctx, bs) for ctx in CONTEXTS for bs in (1, 8, 48)]
+            + [BenchShape(16, 68096, 8, qlen=8)]
+        ),
+        False,
+    ),
     "schedule": (
         [
             Trial("uniform splits", {}),
