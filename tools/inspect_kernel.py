@@ -9,6 +9,7 @@ Uses the ptxas and cuobjdump that ship inside Triton's wheel; sm_90 (H100/H200) 
 """
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -93,16 +94,16 @@ def main() -> None:
     parser.add_argument("--prefetch", action="store_true")
     parser.add_argument("--page-size", type=int, default=64)
     parser.add_argument("--arch", type=int, default=90)
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
     configs = STANDARD
     if args.block_h:
         configs = [(args.block_h, args.block_n, args.warps, args.stages, args.prefetch)]
     for config in configs:
         kernel = compile_split(*config, page_size=args.page_size, arch=args.arch)
-        print(
-            dict(zip(("block_h", "block_n", "warps", "stages", "prefetch"), config, strict=True)),
-            report(kernel),
-        )
+        names = ("block_h", "block_n", "warps", "stages", "prefetch")
+        row = {**dict(zip(names, config, strict=True)), **report(kernel)}
+        print(json.dumps(row) if args.json else row)
 
 
 if __name__ == "__main__":
