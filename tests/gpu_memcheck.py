@@ -65,6 +65,39 @@ def main() -> None:
         lens = case.seq_lens.clone()
         lens[2] = 1 << 30
         splitkv.gqa_decode(case.q, case.k_cache, case.v_cache, table, lens)
+    # The balanced schedule (while loops over pieces) and merge_states, corrupt lengths too.
+    lengths = [1, 63, 64, 65, 4096, 0, 2]
+    case = random_mla_case(lengths, 12, page_size=64, dtype=torch.bfloat16, device=dev)
+    for programs in (1, 7, 300):
+        plan = splitkv.plan_decode(
+            len(lengths), 4160, 12, device=dev, schedule="balanced", num_programs=programs
+        )
+        out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
+        check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+        lens = case.seq_lens.clone()
+        lens[0] = 1 << 30
+        lens[1] = -4
+        splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=plan)
+    gqa = random_gqa_case(
+        lengths, 32, 8, 128, qlen=1, page_size=16, dtype=torch.bfloat16, device=dev
+    )
+    plan = splitkv.plan_decode(
+        len(lengths),
+        4160,
+        32,
+        kind="gqa",
+        num_kv_heads=8,
+        head_dim=128,
+        page_size=16,
+        device=dev,
+        schedule="balanced",
+    )
+    out, lse = splitkv.gqa_decode(*gqa.args, plan=plan, window_left=100)
+    check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args, window_left=100))
+    states = torch.randn(5, 7, 12, 512, device=dev, dtype=torch.bfloat16)
+    state_lses = torch.randn(5, 7, 12, device=dev)
+    state_lses[2] = float("-inf")
+    splitkv.merge_states(states, state_lses)
     torch.cuda.synchronize()
     print("memcheck subset: all calls finished")
 
