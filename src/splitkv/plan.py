@@ -150,9 +150,9 @@ def plan_decode(
         head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).
         device_spec: the spec the split heuristic plans for; default: read off `device`.
 
-    >>> plan = plan_decode(2, 4096, 16, device="cpu")
-    >>> plan.num_splits, plan.grid_order
-    (2, 'split_major')
+    >>> plan = plan_decode(2, 4096, 16, device="meta", device_spec=DeviceSpec.preset("h200"))
+    >>> plan.num_splits, plan.grid_order, plan.merge_block_s, plan.merge_d_split
+    (64, 'split_major', 64, 8)
     """
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
