@@ -121,7 +121,10 @@ def _launch(
     seq_lens: torch.Tensor,
     out: torch.Tensor,
     lse: torch.Tensor | None,
+    key_starts: torch.Tensor | None = None,
 ) -> None:
+    """Both stages. key_starts ([batch] int32, uniform schedule only): each request attends
+    only its keys from there on (the suffix pass of a shared-prefix cascade)."""
     kv = call.kv_cache
     ws = plan.workspace
     head_dim_pe = plan.head_dim_qk - plan.head_dim_v
@@ -133,13 +136,17 @@ def _launch(
     else:
         kernel, grid = mla_split_kernel, plan.num_splits * call.batch * plan.num_head_blocks
         schedule_args = (plan.num_splits,)
-        schedule_consts = {"SPLIT_MAJOR": plan.grid_order == "split_major"}
+        schedule_consts = {
+            "SPLIT_MAJOR": plan.grid_order == "split_major",
+            "HAS_KEY_START": key_starts is not None,
+        }
     with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
         kernel[(grid,)](
             q,
             kv,
             page_table,
             seq_lens,
+            *((key_starts if key_starts is not None else seq_lens,) if not balanced else ()),
             ws.partial_o,
             ws.partial_lse,
             call.scale * LOG2_E,
@@ -167,7 +174,7 @@ def _launch(
             num_stages=plan.split_num_stages,
             **schedule_consts,
         )
-        merge_workspace(plan, seq_lens, out, lse, max_seq_len=max_seq_len)
+        merge_workspace(plan, seq_lens, out, lse, max_seq_len=max_seq_len, key_starts=key_starts)
 
 
 def merge_workspace(
@@ -179,11 +186,13 @@ def merge_workspace(
     max_seq_len: int,
     window_left: int = -1,
     sinks: torch.Tensor | None = None,
+    key_starts: torch.Tensor | None = None,
 ) -> None:
     """Stage 2: merge the partials stage 1 left in the plan's workspace into out/lse.
 
     window_left >= 0: stage 1 split only the keys that window can see (GQA). sinks: one
-    natural-log logit per head added to each row's softmax denominator (GQA).
+    natural-log logit per head added to each row's softmax denominator (GQA). key_starts:
+    stage 1 split only each request's keys from there on.
 
     Both launchers' second half; the benchmarks also call it alone to time the merge (the
     workspace must then hold a stage-1 result for these seq_lens).
@@ -196,6 +205,7 @@ def merge_workspace(
             plan.workspace.partial_o,
             plan.workspace.partial_lse,
             seq_lens,
+            key_starts if key_starts is not None else seq_lens,
             out,
             lse_arg,
             max_seq_len,
@@ -219,5 +229,6 @@ def merge_workspace(
             HAS_SINKS=sinks is not None,
             BALANCED=plan.schedule == "balanced",
             BLOCK_B=plan.block_b,
+            HAS_KEY_START=key_starts is not None,
             num_warps=plan.merge_num_warps,
         )

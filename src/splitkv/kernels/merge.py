@@ -21,6 +21,7 @@ def merge_splits_kernel(
     partial_o_ptr,
     partial_lse_ptr,
     seq_lens_ptr,
+    key_starts_ptr,  # [batch] int32 first key of each request, used when HAS_KEY_START
     out_ptr,
     lse_ptr,
     max_seq_len,
@@ -46,6 +47,7 @@ def merge_splits_kernel(
     HAS_SINKS: tl.constexpr,
     BALANCED: tl.constexpr,
     BLOCK_B: tl.constexpr,
+    HAS_KEY_START: tl.constexpr,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     row_id = tl.program_id(0)  # request * ROWS + row
@@ -78,6 +80,8 @@ def merge_splits_kernel(
         seq_len = clamped_seq_len(seq_lens_ptr, request, max_seq_len)
         if HAS_WINDOW:
             seq_len = seq_len - first_visible_key(seq_len, window_left, QLEN, SPLIT_BLOCK_N)
+        if HAS_KEY_START:
+            seq_len = seq_len - clamped_seq_len(key_starts_ptr, request, seq_len)
         num_written = tl.cdiv(seq_len, keys_per_split(seq_len, num_splits, SPLIT_BLOCK_N))
         first_slot = row_id.to(tl.int64) * num_splits
         slot_stride = 1
