@@ -22,6 +22,7 @@ from splitkv.merge import merge_states
 from splitkv.mla import mla_decode
 from splitkv.partition import num_partitions
 from splitkv.plan import DecodePlan, DecodeWorkspace, plan_decode
+from splitkv.prefix import mla_decode_shared_prefix
 from splitkv.torch_op import gqa_decode_op, mla_decode_op  # registers torch.ops.splitkv
 
 __version__ = "0.1.0"
@@ -36,6 +37,7 @@ __all__ = [
     "merge_states",
     "mla_decode",
     "mla_decode_op",
+    "mla_decode_shared_prefix",
     "num_partitions",
     "plan_decode",
     "reference",

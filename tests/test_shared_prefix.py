@@ -1,0 +1,88 @@
+"""mla_decode_shared_prefix: the cascade (prefix pass per group, suffix pass, merge) equals the
+plain decode for every grouping, including requests that end inside the shared prefix."""
+
+import pytest
+import torch
+
+import splitkv
+from splitkv.testing import MlaCase, check_against_reference, random_mla_case
+
+
+def check(case, groups, **kwargs):
+    out, lse = splitkv.mla_decode_shared_prefix(*case.args, groups, validate=True, **kwargs)
+    check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args, **kwargs))
+
+
+@pytest.mark.parametrize("qlen", [1, 3])
+@pytest.mark.parametrize("page_size", [1, 16, 64])
+def test_one_group_with_edge_members(qlen, page_size, dtype, device):
+    shared = 4 * page_size if page_size > 1 else 37  # page 1: an unaligned key start
+    lengths = [
+        shared + 150,  # plain member
+        shared + 3,
+        shared + qlen - 1,  # its whole context is the prefix (plus its query tokens)
+        shared - 5,  # ends inside the prefix: decoded plainly
+        shared + 90,  # in no group
+    ]
+    case = random_mla_case(
+        lengths, 4, qlen=qlen, page_size=page_size, dtype=dtype, device=device, shared_prefix=shared
+    )
+    check(case, [([0, 1, 2, 3], shared // page_size)])
+
+
+def test_no_sharing_and_empty_groups(dtype, device):
+    case = random_mla_case([100, 7, 0], 4, page_size=16, dtype=dtype, device=device)
+    check(case, [])
+    check(case, [([0, 1], 0), ([], 3)])
+
+
+def test_two_groups_with_different_prefixes(dtype, device):
+    first = random_mla_case(
+        [300, 200, 150], 4, qlen=2, page_size=16, dtype=dtype, device=device, shared_prefix=128
+    )
+    second = random_mla_case(
+        [90, 64, 40], 4, qlen=2, page_size=16, dtype=dtype, device=device, shared_prefix=32
+    )
+    pool = first.kv_cache.shape[0]
+    columns = max(first.page_table.shape[1], second.page_table.shape[1])
+    table = torch.full((6, columns), pool - 1, dtype=torch.int32, device=device)
+    table[:3, : first.page_table.shape[1]] = first.page_table
+    table[3:, : second.page_table.shape[1]] = second.page_table + pool
+    case = MlaCase(
+        q=torch.cat([first.q, second.q]),
+        kv_cache=torch.cat([first.kv_cache, second.kv_cache]),
+        page_table=table,
+        seq_lens=torch.cat([first.seq_lens, second.seq_lens]),
+        poison_page=pool - 1,
+    )
+    check(case, [([0, 1, 2], 8), ([3, 4, 5], 2)], scale=0.05)
+
+
+def test_many_rows_are_chunked(dtype, device):
+    # 4 members x qlen 2 x 20 heads = 160 stacked rows: more than one call takes.
+    case = random_mla_case(
+        [100, 90, 80, 70], 20, qlen=2, page_size=16, dtype=dtype, device=device, shared_prefix=48
+    )
+    check(case, [([0, 1, 2, 3], 3)])
+
+
+@pytest.mark.parametrize(
+    "groups,message",
+    [
+        ("0:3", r"^prefix_groups: expected a list"),
+        ([([0, 9], 2)], r"^prefix_groups: expected an int in \[0, 2\]"),
+        ([([0, 1], 2), ([1], 1)], r"^prefix_groups: expected each request in one group"),
+        ([([0, 1], 99)], r"^prefix_groups: expected an int in"),
+        ([([0, 1, 2], 2, 5)], r"^prefix_groups: expected \(request indices, shared pages\)"),
+    ],
+)
+def test_bad_groups_are_named(groups, message, device):
+    case = random_mla_case([40, 40, 40], 2, page_size=16, dtype=torch.float16, device=device)
+    with pytest.raises((TypeError, ValueError), match=message):
+        splitkv.mla_decode_shared_prefix(*case.args, groups)
+
+
+def test_validate_catches_pages_that_are_not_shared(device):
+    case = random_mla_case([40, 40], 2, page_size=16, dtype=torch.float16, device=device)
+    with pytest.raises(ValueError, match=r"^prefix_groups: expected requests \[0, 1\] to hold"):
+        splitkv.mla_decode_shared_prefix(*case.args, [([0, 1], 2)], validate=True)
