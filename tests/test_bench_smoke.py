@@ -47,7 +47,7 @@ def test_harness_runs_checks_and_reports(cpu_harness, tmp_path):
     ceilings = {"read_bytes_per_s": 1e12, "matmul_flops_per_s": 1e14}
     rows = run_shapes(
         shapes,
-        ["splitkv", "flashmla"],
+        ["splitkv", "splitkv-prefix", "flashmla"],
         ceilings,
         trials=trials,
         measure_merge=True,
@@ -62,6 +62,8 @@ def test_harness_runs_checks_and_reports(cpu_harness, tmp_path):
     assert all(r["merge_share"] == pytest.approx(1.0) for r in mine)  # the stand-in timer
     assert mine[3]["unique_bytes"] < mine[3]["bytes_read"]
     assert next(r for r in rows if r["provider"] == "flashmla")["status"].startswith("missing")
+    cascade = [r["status"] for r in rows if r["provider"] == "splitkv-prefix"]
+    assert cascade[1] == "ok" and cascade[0].startswith("unsupported")
     paths = write_results(
         {
             "env": {

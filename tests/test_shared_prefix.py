@@ -86,3 +86,21 @@ def test_validate_catches_pages_that_are_not_shared(device):
     case = random_mla_case([40, 40], 2, page_size=16, dtype=torch.float16, device=device)
     with pytest.raises(ValueError, match=r"^prefix_groups: expected requests \[0, 1\] to hold"):
         splitkv.mla_decode_shared_prefix(*case.args, [([0, 1], 2)], validate=True)
+
+
+def test_a_plan_serves_new_lengths(dtype, device):
+    prefix = splitkv.plan_shared_prefix([([0, 1, 2], 3)], 3, 20, 16, device)
+    for step, extra in enumerate([(100, 5, 40), (1, 200, 0), (250, 250, 250)]):
+        lengths = [48 + n for n in extra]
+        case = random_mla_case(
+            lengths,
+            4,
+            page_size=16,
+            dtype=dtype,
+            device=device,
+            shared_prefix=48,
+            table_columns=20,
+            seed=step,
+        )
+        out, lse = splitkv.mla_decode_shared_prefix(*case.args, prefix)
+        check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))

@@ -22,7 +22,7 @@ from splitkv.merge import merge_states
 from splitkv.mla import mla_decode
 from splitkv.partition import num_partitions
 from splitkv.plan import DecodePlan, DecodeWorkspace, plan_decode
-from splitkv.prefix import mla_decode_shared_prefix
+from splitkv.prefix import SharedPrefixPlan, mla_decode_shared_prefix, plan_shared_prefix
 from splitkv.torch_op import gqa_decode_op, mla_decode_op  # registers torch.ops.splitkv
 
 __version__ = "0.1.0"
@@ -31,6 +31,7 @@ __all__ = [
     "DecodeWorkspace",
     "DeviceSpec",
     "PartitionTunables",
+    "SharedPrefixPlan",
     "__version__",
     "gqa_decode",
     "gqa_decode_op",
@@ -40,5 +41,6 @@ __all__ = [
     "mla_decode_shared_prefix",
     "num_partitions",
     "plan_decode",
+    "plan_shared_prefix",
     "reference",
 ]

@@ -14,6 +14,7 @@ CUDA-graph replays); otherwise it attends its whole context in the suffix pass.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -23,28 +24,68 @@ from splitkv.mla import _launch, mla_decode
 from splitkv.plan import MAX_HEADS, MAX_QLEN, MLA_HEAD_DIM_QK, MLA_HEAD_DIM_V, plan_decode
 
 
+@dataclass(frozen=True)
+class SharedPrefixPlan:
+    """What `mla_decode_shared_prefix` needs on the device, built once from host integers so
+    the call makes no host-to-device copy (CUDA-graph capturable)."""
+
+    groups: tuple[tuple[tuple[int, ...], int], ...]  # (members, shared pages), checked
+    prefix_len: torch.Tensor  # [batch] int32 shared tokens of each request's group (0: none)
+    members: tuple[torch.Tensor, ...]  # per group, its request indices on the device
+    prefix_lens: tuple[torch.Tensor, ...]  # per group, [1] int32 shared tokens
+    page_size: int
+
+
+def plan_shared_prefix(
+    prefix_groups: Sequence[tuple[Sequence[int], int]],
+    batch_size: int,
+    max_pages: int,
+    page_size: int,
+    device: torch.device | str,
+) -> SharedPrefixPlan:
+    """Check the grouping and put it on the device.
+
+    prefix_groups: (request indices, shared pages) per group: those requests hold the same page
+    ids in their first `shared pages` page-table columns (as the serving engine's prefix cache
+    knows). A request belongs to at most one group; requests in no group are decoded plainly.
+    """
+    groups = _check_groups(prefix_groups, batch_size, max_pages)
+    prefix_len = torch.zeros(batch_size, dtype=torch.int32)
+    for members, pages in groups:
+        prefix_len[members] = pages * page_size
+    return SharedPrefixPlan(
+        groups=tuple((tuple(m), p) for m, p in groups),
+        prefix_len=prefix_len.to(device),
+        members=tuple(torch.tensor(m, device=device) for m, _ in groups),
+        prefix_lens=tuple(
+            torch.full((1,), p * page_size, dtype=torch.int32, device=device) for _, p in groups
+        ),
+        page_size=page_size,
+    )
+
+
 def mla_decode_shared_prefix(
     q: torch.Tensor,
     kv_cache: torch.Tensor,
     page_table: torch.Tensor,
     seq_lens: torch.Tensor,
-    prefix_groups: Sequence[tuple[Sequence[int], int]],
+    prefix_groups: Sequence[tuple[Sequence[int], int]] | SharedPrefixPlan,
     *,
     scale: float | None = None,
     validate: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """MLA decode where groups of requests share leading pages (prefix caching).
+    """MLA decode where groups of requests share leading pages (prefix caching): each group's
+    shared pages are read once for all its members.
 
     Args:
         q, kv_cache, page_table, seq_lens, scale: as `splitkv.mla_decode`.
-        prefix_groups: (request indices, shared pages) per group: the requests hold the same
-            page ids in their first `shared pages` table columns (host integers, as the serving
-            engine's prefix cache knows them). A request belongs to at most one group; requests
-            in no group are decoded plainly.
-        validate: also check, on the device, that each group's rows really share those pages.
+        prefix_groups: a `plan_shared_prefix(...)` result, or its (request indices, shared
+            pages) pairs (planned on each call then: that copies them to the device).
+        validate: also check lengths and page ids, and that each group's members hold the
+            same page ids in the shared columns they use (syncs).
 
     Returns:
-        (out, lse) as `splitkv.mla_decode`; equal to it within rounding.
+        (out, lse) as `splitkv.mla_decode`, equal to it within rounding.
     """
     call = check_mla_call(
         q,
@@ -59,7 +100,16 @@ def mla_decode_shared_prefix(
         max_heads=MAX_HEADS,
         max_qlen=MAX_QLEN,
     )
-    groups = _check_groups(prefix_groups, call.batch, page_table.shape[1])
+    prefix = prefix_groups
+    if not isinstance(prefix, SharedPrefixPlan):
+        prefix = plan_shared_prefix(
+            prefix, call.batch, page_table.shape[1], call.page_size, q.device
+        )
+    elif prefix.prefix_len.shape != (call.batch,) or prefix.page_size != call.page_size:
+        raise ValueError(
+            f"prefix_groups: expected a plan for {call.batch} requests of page size "
+            f"{call.page_size}, got one for {tuple(prefix.prefix_len.shape)} / {prefix.page_size}"
+        )
     if validate:
         validate_decode_data(
             page_table,
@@ -68,52 +118,46 @@ def mla_decode_shared_prefix(
             page_size=call.page_size,
             qlen=call.qlen,
         )
-        _validate_sharing(page_table, seq_lens, call.page_size, groups)
-    device, page_size, qlen, heads = q.device, call.page_size, call.qlen, call.num_heads
+        _validate_sharing(page_table, seq_lens, call.page_size, prefix.groups)
+    qlen, heads = call.qlen, call.num_heads
 
-    # Each request's prefix length, and whether its query tokens all follow the prefix.
-    prefix_len = torch.zeros(call.batch, dtype=torch.int32, device=device)
-    for members, pages in groups:
-        prefix_len[list(members)] = pages * page_size
-    takes_part = prefix_len <= seq_lens - qlen + 1
-    key_starts = torch.where(takes_part, prefix_len, 0).to(torch.int32)
+    # A member takes part in its group's prefix pass only if its query tokens all follow the
+    # prefix; else it attends its whole context in the suffix pass.
+    takes_part = prefix.prefix_len <= seq_lens - qlen + 1
+    key_starts = torch.where(takes_part, prefix.prefix_len, 0).to(torch.int32)
 
     # Suffix pass: every request from its first key on.
     plan = plan_decode(
         max(call.batch, 1),
-        page_table.shape[1] * page_size,
+        page_table.shape[1] * call.page_size,
         heads,
         qlen=qlen,
-        page_size=page_size,
+        page_size=call.page_size,
         dtype=q.dtype,
-        device=device,
+        device=q.device,
     )
     suffix_out = q.new_empty(call.batch, qlen, heads, MLA_HEAD_DIM_V)
-    suffix_lse = torch.empty(call.batch, qlen, heads, dtype=torch.float32, device=device)
+    suffix_lse = torch.empty(call.batch, qlen, heads, dtype=torch.float32, device=q.device)
     if call.batch:
         _launch(plan, q, call, page_table, seq_lens, suffix_out, suffix_lse, key_starts)
 
     # Prefix pass: per group, all members' rows at once over the shared pages.
     prefix_out = torch.zeros_like(suffix_out)
     prefix_lse = torch.full_like(suffix_lse, float("-inf"))
-    for members, pages in groups:
+    for (members, pages), index, lens in zip(
+        prefix.groups, prefix.members, prefix.prefix_lens, strict=True
+    ):
         if pages == 0:
             continue
-        index = torch.tensor(members, device=device)
         rows = q[index].reshape(1, 1, len(members) * qlen * heads, -1)
         table = page_table[members[0] : members[0] + 1, :pages]
-        lens = torch.full((1,), pages * page_size, dtype=torch.int32, device=device)
         out_g, lse_g = _stacked_decode(rows, call.kv_cache, table, lens, call.scale)
-        out_g = out_g.reshape(len(members), qlen, heads, -1)
         lse_g = lse_g.reshape(len(members), qlen, heads)
-        # A member whose query tokens fall inside the prefix took its whole context above.
-        lse_g = torch.where(takes_part[index][:, None, None], lse_g, float("-inf"))
-        prefix_out[index] = out_g
-        prefix_lse[index] = lse_g
+        prefix_out[index] = out_g.reshape(len(members), qlen, heads, -1)
+        prefix_lse[index] = torch.where(takes_part[index][:, None, None], lse_g, float("-inf"))
 
-    return merge_states(
-        torch.stack([prefix_out, suffix_out]), torch.stack([prefix_lse, suffix_lse])
-    )
+    outs, lses = torch.stack([prefix_out, suffix_out]), torch.stack([prefix_lse, suffix_lse])
+    return merge_states(outs, lses)
 
 
 def _stacked_decode(rows, kv_cache, table, lens, scale):
@@ -159,6 +203,7 @@ def _validate_sharing(
     """Every shared column a member uses holds the same page id for all members using it (a
     member may end inside the prefix and use fewer of its pages)."""
     for members, pages in groups:
+        members = list(members)
         rows = page_table[members, :pages].long()
         used_pages = (seq_lens[members].long() + page_size - 1) // page_size
         used = torch.arange(pages, device=rows.device)[None, :] < used_pages[:, None]

@@ -26,6 +26,7 @@ class MlaCase:
     page_table: torch.Tensor
     seq_lens: torch.Tensor
     poison_page: int
+    shared_prefix: int = 0  # leading tokens all requests share (same page ids)
 
     @property
     def args(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -71,7 +72,9 @@ def random_mla_case(
     )
     kv_cache = layout.random_cache((head_dim_qk,), dtype)
     q = layout.randn((len(seq_lens), qlen, num_heads, head_dim_qk), dtype)
-    return MlaCase(q, kv_cache, layout.page_table, layout.seq_lens, layout.poison_page)
+    return MlaCase(
+        q, kv_cache, layout.page_table, layout.seq_lens, layout.poison_page, shared_prefix
+    )
 
 
 @dataclass

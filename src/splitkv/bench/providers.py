@@ -162,8 +162,29 @@ def prepare_triton_peer(case: MlaCase | GqaCase, num_splits: int | None = None) 
     return Prepared(run=run, result=lambda: (out[:, None], None), num_splits=splits)
 
 
+def prepare_splitkv_prefix(case: MlaCase | GqaCase, **plan_knobs) -> Prepared:
+    """splitkv's shared-prefix cascade: the case's shared pages read once for the batch."""
+    if isinstance(case, GqaCase) or not case.shared_prefix:
+        raise Unsupported("needs an MLA batch with a shared prefix")
+    batch, page_size = case.q.shape[0], case.kv_cache.shape[1]
+    prefix = splitkv.plan_shared_prefix(
+        [(list(range(batch)), case.shared_prefix // page_size)],
+        batch,
+        case.page_table.shape[1],
+        page_size,
+        case.q.device,
+    )
+    result = {}
+
+    def run():
+        result["out"] = splitkv.mla_decode_shared_prefix(*case.args, prefix)
+
+    return Prepared(run=run, result=lambda: result["out"], num_splits=0)
+
+
 PROVIDERS: dict[str, Callable[..., Prepared]] = {
     "splitkv": prepare_splitkv,
+    "splitkv-prefix": prepare_splitkv_prefix,
     "triton-peer": prepare_triton_peer,
 }
 # Peers with no adapter here yet: reported as missing when they are not importable.

@@ -89,8 +89,8 @@ def run_shapes(
             if missing[provider]:
                 rows.append({**base, "status": "missing: " + missing[provider]})
                 continue
-            if provider == "splitkv":
-                for trial in trials:
+            if provider.startswith("splitkv"):
+                for trial in trials if provider == "splitkv" else DEFAULT_TRIALS:
                     row = _measure(
                         provider,
                         cases,
