@@ -11,7 +11,11 @@ export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
 } 2>&1 | tee "$out/gpu_env.txt"
-python3 -m pytest tests -q -rA --durations=15 -p no:cacheprovider "$@" 2>&1 | tee "$out/pytest_gpu.log"
+# Most of the suite's time is Triton compiling on the CPU: spread it over 8 workers (the H200
+# machine has 16 cores; each worker holds its own CUDA context) when pytest-xdist is there.
+workers=$(python3 -c "import xdist" 2>/dev/null && echo "-n 8")
+python3 -m pytest tests -q -rA --durations=15 -p no:cacheprovider $workers "$@" 2>&1 \
+  | tee "$out/pytest_gpu.log"
 status=$?
 PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
   python3 tests/gpu_memcheck.py 2>&1 | tail -40 | tee "$out/memcheck.log"
