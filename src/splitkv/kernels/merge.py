@@ -11,9 +11,10 @@ import triton
 import triton.language as tl
 
 from splitkv.kernels.balanced import pick, program_of_block, request_blocks
+from splitkv.kernels.online_softmax import fold_states, merged_lse, merged_output, state_weights
 from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
 
-LN2 = tl.constexpr(0.6931471805599453)  # lse leaves the kernel in natural log; partials are base 2
+LOG2E = tl.constexpr(1.4426950408889634)  # sinks arrive in natural log; partials are base 2
 
 
 @triton.jit
@@ -101,32 +102,25 @@ def merge_splits_kernel(
             s_ok = s_ok & (program * total // num_programs < (program + 1) * total // num_programs)
         slots = first_slot + splits * slot_stride
         lse_s = tl.load(partial_lse_ptr + slots, mask=s_ok, other=float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(lse_s, 0))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.exp2(m_i - m_safe)
-        weight = tl.exp2(lse_s - m_safe)  # a split with lse = -inf weighs exactly 0
+        m_i, alpha, weight = state_weights(m_i, lse_s)
         o_s = tl.load(
             partial_o_ptr + slots[:, None] * HEAD_DIM_V + offs_d[None, :],
             mask=s_ok[:, None] & d_ok[None, :],
             other=0.0,
         )
-        contribution = tl.where(weight[:, None] > 0.0, weight[:, None] * o_s, 0.0)
-        acc = acc * alpha + tl.sum(contribution, 0)
-        l_i = l_i * alpha + tl.sum(weight, 0)
-        m_i = m_new
+        acc, l_i = fold_states(acc, l_i, alpha, weight, o_s)
 
     q_pos = row // NUM_HEADS
     head = row % NUM_HEADS
     if HAS_SINKS:
         # A sink is one more logit in the softmax's denominator with no value (gpt-oss).
-        sink = tl.load(sinks_ptr + head + tl.arange(0, 1)) * 1.4426950408889634
+        sink = tl.load(sinks_ptr + head + tl.arange(0, 1)) * LOG2E
         m_new = tl.maximum(m_i, sink)
         alpha = tl.exp2(m_i - m_new)
         acc = acc * alpha
         l_i = l_i * alpha + tl.exp2(sink - m_new)
         m_i = m_new
-    has_keys = l_i > 0.0
-    result = tl.where(has_keys, acc / tl.where(has_keys, l_i, 1.0), 0.0)
+    result = merged_output(acc, l_i)
     out_row = (
         request.to(tl.int64) * stride_out_batch
         + q_pos.to(tl.int64) * stride_out_pos
@@ -136,9 +130,7 @@ def merge_splits_kernel(
     # Two ifs: the first is compile-time (constexpr), the second a run-time branch.
     if WRITE_LSE:  # noqa: SIM102
         if tl.program_id(1) == 0:
-            lse = tl.where(
-                has_keys, (m_i + tl.log2(tl.where(has_keys, l_i, 1.0))) * LN2, float("-inf")
-            )
+            lse = merged_lse(m_i, l_i)
             lse_row = (
                 request.to(tl.int64) * stride_lse_batch
                 + q_pos.to(tl.int64) * stride_lse_pos

@@ -8,8 +8,9 @@ with lse = -inf (it saw no keys) contributes exactly 0, whatever its out holds.
 import triton
 import triton.language as tl
 
+from splitkv.kernels.online_softmax import fold_states, merged_lse, merged_output, state_weights
+
 LOG2E = tl.constexpr(1.4426950408889634)
-LN2 = tl.constexpr(0.6931471805599453)
 
 
 @triton.jit
@@ -46,26 +47,18 @@ def merge_states_kernel(
             ).to(tl.float32)
             * LOG2E
         )
-        m_new = tl.maximum(m_i, tl.max(lse_s, 0))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.exp2(m_i - m_safe)
-        weight = tl.exp2(lse_s - m_safe)
+        m_i, alpha, weight = state_weights(m_i, lse_s)
+        # States without keys are not even read: their outputs may hold anything.
         o_s = tl.load(
             outs_ptr + states[:, None] * stride_os + row * stride_or + offs_d[None, :],
             mask=s_ok[:, None] & d_ok[None, :] & (weight[:, None] > 0.0),
             other=0.0,
         ).to(tl.float32)
-        acc = acc * alpha + tl.sum(weight[:, None] * o_s, 0)
-        l_i = l_i * alpha + tl.sum(weight, 0)
-        m_i = m_new
-    has_keys = l_i > 0.0
-    result = tl.where(has_keys, acc / tl.where(has_keys, l_i, 1.0), 0.0)
+        acc, l_i = fold_states(acc, l_i, alpha, weight, o_s)
+    result = merged_output(acc, l_i)
     tl.store(
         out_ptr + row * stride_out_row + offs_d, result.to(out_ptr.dtype.element_ty), mask=d_ok
     )
     if WRITE_LSE:  # noqa: SIM102 (the first if is compile-time)
         if tl.program_id(1) == 0:
-            lse = tl.where(
-                has_keys, (m_i + tl.log2(tl.where(has_keys, l_i, 1.0))) * LN2, float("-inf")
-            )
-            tl.store(lse_ptr + row + tl.arange(0, 1), lse)
+            tl.store(lse_ptr + row + tl.arange(0, 1), merged_lse(m_i, l_i))

@@ -3,6 +3,8 @@
 import triton
 import triton.language as tl
 
+LN2 = tl.constexpr(0.6931471805599453)  # lse leaves the kernels in natural log
+
 
 @triton.jit
 def softmax_step(m_i, l_i, acc, scores, values):
@@ -36,3 +38,35 @@ def store_partial(
         out,
         mask=row_ok[:, None] & d_ok[None, :],
     )
+
+
+@triton.jit
+def state_weights(m_i, lse_s):
+    """Fold a tile of partial states' base-2 lse into the running max. Returns (new max, the
+    factor that rescales the running sums, each state's weight); a state with lse = -inf
+    weighs exactly 0, and while nothing is seen the max stays -inf without NaN."""
+    m_new = tl.maximum(m_i, tl.max(lse_s, 0))
+    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+    return m_new, tl.exp2(m_i - m_safe), tl.exp2(lse_s - m_safe)
+
+
+@triton.jit
+def fold_states(acc, l_i, alpha, weight, o_s):
+    """Add a tile of weighted partial outputs [states, columns] to the running sums; a state
+    of weight 0 adds exactly 0 whatever its output holds."""
+    contribution = tl.where(weight[:, None] > 0.0, weight[:, None] * o_s, 0.0)
+    return acc * alpha + tl.sum(contribution, 0), l_i * alpha + tl.sum(weight, 0)
+
+
+@triton.jit
+def merged_output(acc, l_i):
+    """The normalised output of merged states; 0 where no state had keys."""
+    has_keys = l_i > 0.0
+    return tl.where(has_keys, acc / tl.where(has_keys, l_i, 1.0), 0.0)
+
+
+@triton.jit
+def merged_lse(m_i, l_i):
+    """The natural-log lse of merged states; -inf where no state had keys."""
+    has_keys = l_i > 0.0
+    return tl.where(has_keys, (m_i + tl.log2(tl.where(has_keys, l_i, 1.0))) * LN2, float("-inf"))
