@@ -8,6 +8,7 @@ peer that cannot be loaded is reported as missing, with the reason.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sys
@@ -77,6 +78,7 @@ def prepare_splitkv(case: MlaCase | GqaCase, **plan_knobs) -> Prepared:
     )
 
 
+@functools.cache  # one module, so its kernels compile once per run, not once per prepare
 def load_sglang_decode_attention() -> types.ModuleType:
     """SGLang's Triton decode_attention module, without importing sglang (which starts the whole
     server stack): from $SPLITKV_SGLANG_DECODE_ATTENTION, ./.peers/, or the installed package."""
