@@ -191,6 +191,13 @@ def test_explicit_knobs_and_frozen_plan():
         ({"dtype": torch.int8}, "dtype", TypeError),
         ({"block_n": 24}, "block_n", ValueError),
         ({"num_heads": 0}, "num_heads", ValueError),
+        ({"schedule": "fair"}, "schedule", ValueError),
+        ({"seq_lens": [1, 2, 3]}, "seq_lens", ValueError),  # more lengths than batch_size
+        ({"seq_lens": [4097]}, "seq_lens", ValueError),
+        ({"seq_lens": [-1]}, "seq_lens", ValueError),
+        ({"seq_lens": [1.5]}, "seq_lens", TypeError),
+        ({"seq_lens": "12"}, "seq_lens", TypeError),
+        ({"seq_lens": torch.ones(2)}, "seq_lens", TypeError),
     ],
 )
 def test_plan_decode_rejects_bad_arguments(kwargs, argument, error):
@@ -214,3 +221,56 @@ def test_h200_fill_rule_matches_its_sweep():
     # 64-row programs (128 heads) run one per SM: a wave is 132.
     assert num_partitions(48, 8192, 128, H200, is_mla=True) == 4
     assert num_partitions(128, 8192, 128, H200, is_mla=True) == 1
+
+
+def test_h200_page_prefetch_where_the_pipeline_ablation_measured_a_gain():
+    def plan(batch, keys, heads, **kw):
+        return splitkv.plan_decode(batch, keys, heads, device="meta", device_spec=H200, **kw)
+
+    # 16 heads fill the 16-row tile: prefetch with 32-key blocks and 3 stages everywhere.
+    full = plan(48, 327600, 16)
+    assert (full.page_prefetch, full.block_n, full.split_num_stages) == (True, 32, 3)
+    # 12 heads: only short splits (batch 1: 256 splits of 1,280 keys) prefetch.
+    assert plan(1, 327600, 12).page_prefetch
+    long_splits = plan(8, 68096, 12)  # 32 splits of 2,128 keys
+    assert (long_splits.page_prefetch, long_splits.block_n, long_splits.split_num_stages) == (
+        False,
+        64,
+        2,
+    )
+    assert not plan(8, 68096, 128).page_prefetch  # the 64-row tile: not measured to gain
+    assert not plan(8, 68096, 32, kind="gqa", num_kv_heads=4).page_prefetch
+    assert plan(8, 68096, 12, page_prefetch=True).split_num_stages == 3  # explicit wins
+    assert not plan(1, 327600, 16, page_prefetch=False).page_prefetch
+    # Devices without a measurement keep the single-buffered default.
+    assert not splitkv.plan_decode(1, 327600, 16, device="meta", device_spec=MI355X).page_prefetch
+
+
+def test_auto_schedule_follows_the_lengths():
+    def plan(lengths, **kw):
+        return splitkv.plan_decode(
+            len(lengths), max(lengths), 12, device="meta", device_spec=H200, seq_lens=lengths, **kw
+        )
+
+    assert plan([327600] * 8).schedule == "uniform"
+    assert plan([327600, *range(1, 4096, 88)][:48]).schedule == "balanced"
+    assert plan([1, 63, 64, 65, 4096, 4097, 65536, 327600]).schedule == "balanced"
+    assert plan([327600] + [64] * 7, schedule="uniform").schedule == "uniform"
+    hinted = splitkv.plan_decode(
+        4, 327600, 12, device="meta", device_spec=H200, seq_lens=torch.tensor([327600, 64, 64, 64])
+    )
+    assert hinted.schedule == "balanced"
+    no_hint = splitkv.plan_decode(8, 327600, 12, device="meta", device_spec=H200)
+    assert no_hint.schedule == "uniform"  # without lengths: nothing to balance
+    balanced = plan([327600] + [64] * 7)
+    assert balanced.merge_block_s == 256  # a row's partials, up to num_programs, in one tile
+    assert balanced.workspace.partial_o.shape == (12, balanced.num_programs + 8, 512)
+
+
+def test_dependent_launch_where_the_device_has_it():
+    hopper = splitkv.plan_decode(8, 4096, 16, device="meta", device_spec=H200)
+    assert hopper.dependent_launch
+    assert not splitkv.plan_decode(8, 4096, 16, device="meta", device_spec=MI355X).dependent_launch
+    assert not splitkv.plan_decode(8, 4096, 16, device="cpu").dependent_launch  # interpreter
+    off = splitkv.plan_decode(8, 4096, 16, device="meta", device_spec=H200, dependent_launch=False)
+    assert not off.dependent_launch

@@ -126,11 +126,20 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     for knob in ("block_n", "num_warps", "num_stages", "merge_block_s", "merge_d_split"):
         parser.add_argument("--" + knob.replace("_", "-"), type=int, default=None)
     parser.add_argument("--grid-order", choices=["split_major", "batch_major"], default=None)
-    parser.add_argument("--schedule", choices=["uniform", "balanced"], default=None)
+    parser.add_argument("--schedule", choices=["auto", "uniform", "balanced"], default=None)
     parser.add_argument("--num-programs", type=int, default=None, help="balanced schedule's grid")
     parser.add_argument("--merge-time", action="store_true", help="also time stage 2 alone")
     parser.add_argument(
-        "--page-prefetch", action="store_true", default=None, help="page ids one block ahead"
+        "--page-prefetch",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="page ids one block ahead (default: the plan's choice)",
+    )
+    parser.add_argument(
+        "--dependent-launch",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="launch the merge as a programmatic dependent of stage 1 (default: where supported)",
     )
     parser.add_argument(
         "--ablation",
@@ -156,7 +165,14 @@ def _bench(args: argparse.Namespace) -> int:
     measure_merge = args.merge_time
     if args.ablation:
         trials, make_shapes, measure_merge = ABLATIONS[args.ablation]
-        todo = make_shapes()
+        # --heads/--context/--batch narrow the ablation's own shapes when given.
+        todo = [
+            s
+            for s in make_shapes()
+            if s.heads in args.heads
+            and (not args.context or s.context in args.context)
+            and (not args.batch or s.batch in args.batch)
+        ]
     elif args.special:
         todo = [s for h in args.heads for s in shapes.special_shapes(h, args.dtype)]
         trials = _trials(args)
@@ -225,6 +241,7 @@ def _trials(args: argparse.Namespace) -> list:
             "merge_d_split",
             "grid_order",
             "page_prefetch",
+            "dependent_launch",
             "schedule",
             "num_programs",
         )
@@ -383,6 +400,8 @@ def _print_plan(plan) -> None:
         "split_num_warps",
         "split_num_stages",
         "page_prefetch",
+        "dependent_launch",
+        "schedule",
         "merge_block_s",
         "merge_d_split",
         "device_name",

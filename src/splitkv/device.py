@@ -34,6 +34,11 @@ class PartitionTunables:
         last wave, a wave being the programs resident at once (SMs x programs_per_sm).
     programs_per_sm: stage-1 programs one SM holds at once, by the kernel's head-block height
         (rows <= 16, taller): the wave size of the fill rule.
+    prefetch_split_keys: 16-row MLA programs load page ids one block ahead (with 32-key blocks
+        and 3 stages: two KV blocks in flight) when their 16 rows are all used or a split holds
+        at most this many keys; 0 never does.
+    balanced_cost: the balanced schedule's stage-1 time per key block relative to uniform
+        splits' (it finds its requests and pieces on the device); steers schedule="auto".
     fitted: False while the values are seed 001's MI355X constants carried over unmeasured.
     """
 
@@ -46,6 +51,8 @@ class PartitionTunables:
     single_kv_split_page_size: int = 128
     wave_fill: float | None = None
     programs_per_sm: tuple[int, int] = (2, 1)
+    prefetch_split_keys: int = 0
+    balanced_cost: float = 1.15
     fitted: bool = False
 
 
@@ -57,6 +64,8 @@ class DeviceSpec:
     l2_domains: separately cached L2 slices that programs are spread over round-robin
     (XCDs on MI300X/MI355X: 8; one on NVIDIA Hopper). l2_bytes: total L2 over all domains.
     hbm_bytes_per_s: datasheet bandwidth (a lead; benchmarks measure the real ceiling).
+    dependent_launch: programmatic dependent launch works (NVIDIA Hopper and later): the merge
+    launches while stage 1 runs.
 
     >>> DeviceSpec.preset("h200").compute_units
     132
@@ -68,6 +77,7 @@ class DeviceSpec:
     l2_bytes: int
     hbm_bytes_per_s: float
     tunables: PartitionTunables = field(default_factory=PartitionTunables)
+    dependent_launch: bool = False
 
     @classmethod
     def preset(cls, name: str) -> DeviceSpec:
@@ -104,6 +114,7 @@ def _cuda_spec(index: int) -> DeviceSpec:
         "name": props.name,
         "compute_units": props.multi_processor_count,
         "l2_bytes": getattr(props, "L2_cache_size", 0) or (preset.l2_bytes if preset else 0),
+        "dependent_launch": torch.version.hip is None and props.major >= 9,
     }
     if preset is not None:
         return dataclasses.replace(preset, **measured)
@@ -126,8 +137,13 @@ def _cpu_spec() -> DeviceSpec:
 # and the worst 128 or 384, i.e. two 16-row programs per SM and full last waves; at 128 heads
 # (64-row programs) one per SM. split_page_size 64 is one key block: at batch 1 and 8,192 keys,
 # 128 one-block splits beat the 32 that 256-key pages allowed (13.2 vs 21.7 us). The MHA-style
-# constants are still seed 001's until `splitkv tune` fits them.
-_NVIDIA_TUNABLES = PartitionTunables(block_m=64, split_page_size=64, wave_fill=0.9)
+# constants are still seed 001's until `splitkv tune` fits them. Page-id prefetch, from the
+# H200 pipeline ablation (docs/perf.md, v0.2.0): it wins at every 16-head shape measured (5-13%)
+# and at 12 heads for splits of 266 and 1,280 keys (10%), and loses 10-17% at 12 heads for
+# splits of 2,128 keys and more, where the single-buffered 64-key block keeps up.
+_NVIDIA_TUNABLES = PartitionTunables(
+    block_m=64, split_page_size=64, wave_fill=0.9, prefetch_split_keys=1536
+)
 TUNED_DIR = Path(__file__).parent / "tuned"  # per-device tables written by `splitkv tune`
 
 
@@ -142,9 +158,9 @@ def _tuned(preset: str, default: PartitionTunables) -> PartitionTunables:
 
 
 _PRESETS = {
-    "h100": DeviceSpec("h100", 132, 1, 50 * MiB, 3.35e12, _tuned("h100", _NVIDIA_TUNABLES)),
-    "h200": DeviceSpec("h200", 132, 1, 60 * MiB, 4.8e12, _tuned("h200", _NVIDIA_TUNABLES)),
-    "b200": DeviceSpec("b200", 148, 2, 126 * MiB, 8.0e12, _tuned("b200", _NVIDIA_TUNABLES)),
+    "h100": DeviceSpec("h100", 132, 1, 50 * MiB, 3.35e12, _tuned("h100", _NVIDIA_TUNABLES), True),
+    "h200": DeviceSpec("h200", 132, 1, 60 * MiB, 4.8e12, _tuned("h200", _NVIDIA_TUNABLES), True),
+    "b200": DeviceSpec("b200", 148, 2, 126 * MiB, 8.0e12, _tuned("b200", _NVIDIA_TUNABLES), True),
     "mi300x": DeviceSpec("mi300x", 304, 8, 32 * MiB, 5.3e12, PartitionTunables()),
     "mi355x": DeviceSpec("mi355x", 256, 8, 32 * MiB, 8.0e12, PartitionTunables(fitted=True)),
 }

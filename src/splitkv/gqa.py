@@ -176,6 +176,7 @@ def _launch(
             PREFETCH_PAGE=plan.page_prefetch,
             HAS_WINDOW=call.window_left >= 0,
             HAS_CAP=call.logit_cap > 0,
+            RELEASE_MERGE=plan.dependent_launch,
             num_warps=plan.split_num_warps,
             num_stages=plan.split_num_stages,
             **schedule_consts,

@@ -170,6 +170,7 @@ def _launch(
             BLOCK_H=plan.block_h,
             BLOCK_N=plan.block_n,
             PREFETCH_PAGE=plan.page_prefetch,
+            RELEASE_MERGE=plan.dependent_launch,
             num_warps=plan.split_num_warps,
             num_stages=plan.split_num_stages,
             **schedule_consts,
@@ -230,5 +231,7 @@ def merge_workspace(
             BALANCED=plan.schedule == "balanced",
             BLOCK_B=plan.block_b,
             HAS_KEY_START=key_starts is not None,
+            WAIT_FOR_STAGE_1=plan.dependent_launch,
             num_warps=plan.merge_num_warps,
+            **({"launch_pdl": True} if plan.dependent_launch else {}),
         )

@@ -7,6 +7,7 @@ and `page_table` contents within the plan's bounds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -15,6 +16,7 @@ import torch
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
 from splitkv.partition import num_partitions
+from splitkv.schedule import pick_schedule
 
 MAX_SPLITS = 256  # the merge is tuned for at most 256 partials per row (one BLOCK_S tile)
 MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks than tested
@@ -57,7 +59,8 @@ class DecodePlan:
     `schedule` "balanced" replaces the splits by `num_programs` programs per head block that
     share the batch's key blocks evenly (ragged batches; `block_b` is the batch bound the
     kernels scan); "uniform" splits every request into `num_splits`.
-    Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row.
+    Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row;
+    `dependent_launch` starts it as a programmatic dependent of stage 1.
     """
 
     kind: str
@@ -83,6 +86,7 @@ class DecodePlan:
     split_num_warps: int
     split_num_stages: int
     page_prefetch: bool
+    dependent_launch: bool
     merge_block_s: int
     merge_d_split: int
     merge_num_warps: int
@@ -111,7 +115,8 @@ def plan_decode(
     num_kv_heads: int = 1,
     head_dim: int | None = None,
     window_left: int = -1,
-    schedule: str = "uniform",
+    schedule: str = "auto",
+    seq_lens: Sequence[int] | torch.Tensor | None = None,
     num_programs: int | None = None,
     num_splits: int | None = None,
     grid_order: GridOrder | None = None,
@@ -120,7 +125,8 @@ def plan_decode(
     block_n: int | None = None,
     num_warps: int | None = None,
     num_stages: int | None = None,
-    page_prefetch: bool = False,
+    page_prefetch: bool | None = None,
+    dependent_launch: bool | None = None,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
     head_dim_v: int = MLA_HEAD_DIM_V,
     device_spec: DeviceSpec | None = None,
@@ -135,9 +141,12 @@ def plan_decode(
         head_dim: GQA/MHA head dim (default 128); MLA uses head_dim_qk / head_dim_v.
         window_left: GQA sliding window the calls will use (-1: none); with a window only the
             last window_left + qlen keys are split.
-        schedule: "uniform" (every request cut into num_splits) or "balanced" (the batch's key
+        schedule: "uniform" (every request cut into num_splits), "balanced" (the batch's key
             blocks cut evenly over num_programs programs per kv head and head block; default:
-            one wave of the device in all).
+            one wave of the device in all), or "auto": balanced where `seq_lens` shows a
+            ragged batch that it would finish sooner (splitkv/schedule.py), else uniform.
+        seq_lens: the lengths the plan is for (host ints or a tensor, read once here), used only
+            to pick the schedule; a plan serves any lengths within its bounds.
         qlen: query positions per request, 1 to 8 (MTP).
         page_size: KV page size, a power of two from 1 to 256.
         dtype: q and kv_cache dtype (bfloat16, float16; float32 for testing).
@@ -145,8 +154,11 @@ def plan_decode(
         kind: "mla" (absorbed latent attention) or "gqa" (GQA, MHA, MQA).
         num_splits, grid_order, merge_block_s, merge_d_split, block_n, num_warps, num_stages:
             override the heuristic's choice (ablations, tuning).
-        page_prefetch: load the next key block's page ids one iteration ahead (off by default
-            until measured on the GPU; see docs/perf.md).
+        page_prefetch: load the next key block's page ids one iteration ahead, so the KV
+            blocks can be double-buffered; default: where the device's tunables measured a gain
+            (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`).
+        dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
+            launch behind stage 1's tail; default: where the device supports it (Hopper on).
         head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).
         device_spec: the spec the split heuristic plans for; default: read off `device`.
 
@@ -176,8 +188,9 @@ def plan_decode(
             f"num_kv_heads: expected a divisor of num_heads={num_heads}, got {num_kv_heads}"
         )
     check_int("window_left", window_left, -1)
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule: expected one of {SCHEDULES}, got {schedule!r}")
+    if schedule not in (*SCHEDULES, "auto"):
+        raise ValueError(f"schedule: expected one of {(*SCHEDULES, 'auto')}, got {schedule!r}")
+    lengths = _host_lengths(seq_lens, batch_size, max_seq_len)
     if kind == "gqa":
         head_dim = GQA_HEAD_DIM if head_dim is None else head_dim
         check_int("head_dim", head_dim, MIN_DOT, MAX_GQA_HEAD_DIM)
@@ -212,26 +225,47 @@ def plan_decode(
         raise ValueError(f"grid_order: expected one of {GRID_ORDERS}, got {grid_order!r}")
 
     num_head_blocks = -(-group_rows // block_h)
+    per_sm = spec.tunables.programs_per_sm[0 if block_h <= MIN_DOT else 1]
     if num_programs is None:
         # One wave of stage-1 programs in all, over the kv heads and head blocks.
-        per_sm = spec.tunables.programs_per_sm[0 if block_h <= MIN_DOT else 1]
-        wave = spec.compute_units * per_sm
-        num_programs = max(1, wave // (num_kv_heads * num_head_blocks))
+        num_programs = max(1, spec.compute_units * per_sm // (num_kv_heads * num_head_blocks))
     check_int("num_programs", num_programs, 1)
-    # Slots for the balanced schedule's partials: one per (program, request) piece.
-    num_slots = num_programs + batch_size if schedule == "balanced" else None
-
+    if page_prefetch is None:
+        split_keys = -(-max_seq_len // num_splits)
+        page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys, spec)
+    short_tile = block_h <= MIN_DOT
     if block_n is None:
-        block_n = 32 if interpreted or block_h > 16 else 64
+        prefetched_mla = page_prefetch and kind == "mla"
+        block_n = 32 if interpreted or not short_tile or prefetched_mla else 64
     check_int("block_n", block_n, MIN_DOT, 256)
     check_pow2("block_n", block_n)
     if num_warps is None:
         num_warps = 8 if block_h >= 64 else 4
     if num_stages is None:
-        num_stages = 2
+        # With page ids a block ahead, 3 stages keep two KV blocks in flight (docs/perf.md).
+        num_stages = 3 if page_prefetch and short_tile else 2
+    if schedule == "auto":
+        schedule = "uniform"
+        if lengths:
+            schedule = pick_schedule(
+                lengths,
+                num_splits,
+                num_programs,
+                num_kv_heads * num_head_blocks,
+                spec.compute_units * per_sm,
+                block_n,
+                spec.tunables.balanced_cost,
+            )
+    if dependent_launch is None:
+        dependent_launch = spec.dependent_launch and not interpreted
+    # Slots for the balanced schedule's partials: one per (program, request) piece.
+    num_slots = num_programs + batch_size if schedule == "balanced" else None
 
     if merge_block_s is None:
-        merge_block_s = min(MAX_SPLITS, _next_pow2(num_splits))
+        # One tile holds every partial of a row where it can; a balanced row has up to
+        # num_programs of them (a request that spans the whole grid).
+        most_partials = num_programs if schedule == "balanced" else num_splits
+        merge_block_s = min(MAX_SPLITS, _next_pow2(most_partials))
     check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
     check_pow2("merge_block_s", merge_block_s)
     if merge_d_split is None:
@@ -243,7 +277,8 @@ def plan_decode(
             f"merge_d_split: expected a divisor of head_dim_v={head_dim_v}, got {merge_d_split}"
         )
 
-    partials = (num_slots, rows) if num_slots else (batch_size, rows, num_splits)
+    # Balanced: row-major, so the merge reads each row's partials from one contiguous run.
+    partials = (rows, num_slots) if num_slots else (batch_size, rows, num_splits)
     workspace = DecodeWorkspace(
         partial_o=torch.empty((*partials, head_dim_v), dtype=torch.float32, device=device),
         partial_lse=torch.empty(partials, dtype=torch.float32, device=device),
@@ -272,11 +307,20 @@ def plan_decode(
         split_num_warps=num_warps,
         split_num_stages=num_stages,
         page_prefetch=bool(page_prefetch),
+        dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,
         merge_num_warps=4,
         workspace=workspace,
     )
+
+
+def prefetch_pays(kind: str, block_h: int, group_rows: int, split_keys: int, spec) -> bool:
+    """Whether page-id prefetch is the default: measured for MLA's 16-row programs only."""
+    limit = spec.tunables.prefetch_split_keys
+    if kind != "mla" or block_h != MIN_DOT or limit <= 0:
+        return False
+    return group_rows == block_h or split_keys <= limit
 
 
 def default_merge_d_split(head_dim_v: int) -> int:
@@ -285,6 +329,23 @@ def default_merge_d_split(head_dim_v: int) -> int:
     while d_split > 1 and (head_dim_v % d_split or head_dim_v // d_split < MIN_MERGE_COLUMNS):
         d_split //= 2
     return d_split
+
+
+def _host_lengths(seq_lens, batch_size: int, max_seq_len: int) -> list[int]:
+    """plan_decode's `seq_lens` hint as host ints, checked."""
+    if seq_lens is None:
+        return []
+    if isinstance(seq_lens, torch.Tensor):
+        if seq_lens.dim() != 1 or seq_lens.dtype.is_floating_point or seq_lens.is_complex():
+            raise TypeError("seq_lens: expected a 1-D integer tensor or a sequence of ints")
+        seq_lens = seq_lens.tolist()
+    if isinstance(seq_lens, (str, bytes)) or not isinstance(seq_lens, Sequence):
+        raise TypeError(f"seq_lens: expected a sequence of ints, got {type(seq_lens).__name__}")
+    if len(seq_lens) > batch_size:
+        raise ValueError(f"seq_lens: expected at most batch_size={batch_size} lengths")
+    for n in seq_lens:
+        check_int("seq_lens", n, 0, max_seq_len)
+    return list(seq_lens)
 
 
 def _next_pow2(n: int) -> int:

@@ -34,6 +34,7 @@ def schedule_shapes() -> list[BenchShape]:
 
 
 _PREFETCH = {"page_prefetch": True}
+_NO_PREFETCH = {"page_prefetch": False, "block_n": 64}
 
 # name: (trials, shapes, measure the merge's own time)
 ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
@@ -49,22 +50,24 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
         [
             Trial("blocked merge", {}),
             Trial("serial merge", {"merge_block_s": 1, "merge_d_split": 1}),
+            Trial("blocked merge, launched after stage 1", {"dependent_launch": False}),
         ],
         ablation_shapes,
         True,
     ),
     "pipeline": (
         [
-            Trial("2 stages (default)", {"num_stages": 2}),
-            Trial("1 stage (no prefetch)", {"num_stages": 1}),
-            Trial("3 stages", {"num_stages": 3}),
-            Trial("8 warps", {"num_warps": 8}),
-            Trial("block_n 32, 3 stages", {"block_n": 32, "num_stages": 3}),
+            Trial("default plan", {}),
+            Trial("single buffer: block_n 64, 2 stages", _NO_PREFETCH | {"num_stages": 2}),
+            Trial("1 stage (no pipelining)", _NO_PREFETCH | {"num_stages": 1}),
+            Trial("block_n 64, 3 stages", _NO_PREFETCH | {"num_stages": 3}),
+            Trial("block_n 64, 8 warps", _NO_PREFETCH | {"num_warps": 8}),
+            Trial("block_n 32, 3 stages", _NO_PREFETCH | {"block_n": 32, "num_stages": 3}),
             # Page ids one block ahead: the pipeliner then double-buffers the KV blocks
             # (checked in the compiled TTGIR, docs/perf.md).
             Trial("prefetch, block_n 32, 3 stages", _PREFETCH | {"block_n": 32, "num_stages": 3}),
             Trial("prefetch, block_n 32, 4 stages", _PREFETCH | {"block_n": 32, "num_stages": 4}),
-            Trial("prefetch, block_n 64, 3 stages", _PREFETCH | {"num_stages": 3}),
+            Trial("prefetch, block_n 64, 3 stages", _PREFETCH | {"block_n": 64, "num_stages": 3}),
         ],
         ablation_shapes,
         False,
@@ -84,7 +87,8 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
     ),
     "schedule": (
         [
-            Trial("uniform splits", {}),
+            Trial("default plan (auto)", {}),
+            Trial("uniform splits", {"schedule": "uniform"}),
             Trial("balanced, 1 wave", {"schedule": "balanced"}),
             Trial("balanced, 2 waves", {"schedule": "balanced", "num_programs": 528}),
         ],

@@ -58,7 +58,7 @@ def prepare_splitkv(case: MlaCase | GqaCase, **plan_knobs) -> Prepared:
         dtype=case.q.dtype,
         device=case.q.device,
         **gqa,
-        **plan_knobs,
+        **{"seq_lens": case.seq_lens, **plan_knobs},  # the lengths steer schedule="auto"
     )
     out = case.q.new_empty(batch, qlen, heads, plan.head_dim_v)
     lse = torch.empty(batch, qlen, heads, device=case.q.device)

@@ -3,10 +3,11 @@ number of programs, whatever the requests' lengths.
 
 Request b owns global blocks [cu_end[b] - blocks[b], cu_end[b]); program p owns
 [p * total // P, (p + 1) * total // P). A program may finish one request and start the next;
-each (program, request) piece writes one partial to slot p + b, so request b's partials sit in
-the consecutive slots [first_program(b) + b, last_program(b) + b] and no two pieces share a
-slot. Everything is computed on the device from seq_lens, so a CUDA graph replays it for any
-lengths with the same grid.
+each (program, request) piece writes one partial per query row to slot p + b of that row's
+[num_programs + batch] slots, so request b's partials sit in the consecutive slots
+[first_program(b) + b, last_program(b) + b] and no two pieces share a slot. Everything is
+computed on the device from seq_lens, so a CUDA graph replays it for any lengths with the same
+grid.
 """
 
 import triton

@@ -12,6 +12,7 @@ import triton
 import triton.language as tl
 
 from splitkv.kernels.balanced import pick, request_blocks
+from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.online_softmax import softmax_step, store_partial
 from splitkv.kernels.paged import (
     advance_page_ids,
@@ -62,9 +63,11 @@ def gqa_split_kernel(
     PREFETCH_PAGE: tl.constexpr,
     HAS_WINDOW: tl.constexpr,
     HAS_CAP: tl.constexpr,
+    RELEASE_MERGE: tl.constexpr = False,
 ):
     GROUP: tl.constexpr = NUM_Q_HEADS // NUM_KV_HEADS
     ROWS: tl.constexpr = QLEN * NUM_Q_HEADS
+    release_dependent_grid(RELEASE_MERGE)  # the merge may launch now; it waits for our writes
     pid = tl.program_id(0)
     # Split-major as for MLA: consecutive program ids are the splits of one request.
     if SPLIT_MAJOR:
@@ -278,10 +281,11 @@ def gqa_balanced_kernel(
     PREFETCH_PAGE: tl.constexpr,
     HAS_WINDOW: tl.constexpr,
     HAS_CAP: tl.constexpr,
+    RELEASE_MERGE: tl.constexpr = False,
 ):
     """Stage 1 on the balanced schedule (kernels/balanced.py), per kv head and head block."""
+    release_dependent_grid(RELEASE_MERGE)
     GROUP: tl.constexpr = NUM_Q_HEADS // NUM_KV_HEADS
-    ROWS: tl.constexpr = QLEN * NUM_Q_HEADS
     program = tl.program_id(0) % num_programs
     kv_head = (tl.program_id(0) // num_programs) % NUM_KV_HEADS
     head_block = tl.program_id(0) // (num_programs * NUM_KV_HEADS)
@@ -348,7 +352,9 @@ def gqa_balanced_kernel(
             HAS_WINDOW,
             HAS_CAP,
         )
-        slot = (program.to(tl.int64) + request) * ROWS + q_pos * NUM_Q_HEADS + q_head
+        # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
+        row = (q_pos * NUM_Q_HEADS + q_head).to(tl.int64)
+        slot = row * (num_programs + batch) + program + request
         store_partial(
             partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d < HEAD_DIM, HEAD_DIM
         )

@@ -11,6 +11,7 @@ import triton
 import triton.language as tl
 
 from splitkv.kernels.balanced import pick, program_of_block, request_blocks
+from splitkv.kernels.dependent_launch import wait_for_prior_grid
 from splitkv.kernels.online_softmax import fold_states, merged_lse, merged_output, state_weights
 from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
 
@@ -49,8 +50,12 @@ def merge_splits_kernel(
     BALANCED: tl.constexpr,
     BLOCK_B: tl.constexpr,
     HAS_KEY_START: tl.constexpr,
+    WAIT_FOR_STAGE_1: tl.constexpr = False,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
+    # Launched as a programmatic dependent of stage 1: nothing below may read a partial before
+    # stage 1 has finished (seq_lens is read after the wait too, to keep the rule simple).
+    wait_for_prior_grid(WAIT_FOR_STAGE_1)
     row_id = tl.program_id(0)  # request * ROWS + row
     d_start = tl.program_id(1) * BLOCK_D
     request = row_id // ROWS
@@ -58,7 +63,8 @@ def merge_splits_kernel(
 
     # The same bounds as stage 1: only partials stage 1 wrote are read.
     if BALANCED:
-        # Request b's pieces sit in slots first_program(b) + b ... last_program(b) + b.
+        # Request b's pieces sit in slots first_program(b) + b ... last_program(b) + b of
+        # the row's contiguous [num_programs + batch] slots.
         _, _, blocks, cu_end, total = request_blocks(
             seq_lens_ptr,
             batch,
@@ -74,8 +80,7 @@ def merge_splits_kernel(
         first = program_of_block(end - count, num_programs, total)
         last = program_of_block(end - 1, num_programs, total)
         num_written = tl.where(count > 0, last - first + 1, 0).to(tl.int32)
-        first_slot = (first + request) * ROWS + row
-        slot_stride = ROWS
+        first_slot = row.to(tl.int64) * (num_programs + batch) + first + request
         total = total.to(tl.int64)
     else:
         seq_len = clamped_seq_len(seq_lens_ptr, request, max_seq_len)
@@ -85,7 +90,6 @@ def merge_splits_kernel(
             seq_len = seq_len - clamped_seq_len(key_starts_ptr, request, seq_len)
         num_written = tl.cdiv(seq_len, keys_per_split(seq_len, num_splits, SPLIT_BLOCK_N))
         first_slot = row_id.to(tl.int64) * num_splits
-        slot_stride = 1
 
     offs_s = tl.arange(0, BLOCK_S)
     offs_d = d_start + tl.arange(0, BLOCK_D)
@@ -100,7 +104,7 @@ def merge_splits_kernel(
             # With more programs than key blocks some own nothing and wrote no partial.
             program = (first + splits).to(tl.int64)
             s_ok = s_ok & (program * total // num_programs < (program + 1) * total // num_programs)
-        slots = first_slot + splits * slot_stride
+        slots = first_slot + splits
         lse_s = tl.load(partial_lse_ptr + slots, mask=s_ok, other=float("-inf"))
         m_i, alpha, weight = state_weights(m_i, lse_s)
         o_s = tl.load(

@@ -13,6 +13,7 @@ import triton
 import triton.language as tl
 
 from splitkv.kernels.balanced import pick, request_blocks
+from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.online_softmax import softmax_step, store_partial
 from splitkv.kernels.paged import (
     advance_page_ids,
@@ -55,8 +56,10 @@ def mla_split_kernel(
     SPLIT_MAJOR: tl.constexpr,
     PREFETCH_PAGE: tl.constexpr,
     HAS_KEY_START: tl.constexpr,
+    RELEASE_MERGE: tl.constexpr = False,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
+    release_dependent_grid(RELEASE_MERGE)  # the merge may launch now; it waits for our writes
     pid = tl.program_id(0)
     # Split-major: consecutive program ids are the splits of one request (DESIGN.md). Either
     # order only relabels which program computes which (request, split, head block).
@@ -265,10 +268,11 @@ def mla_balanced_kernel(
     BLOCK_N: tl.constexpr,
     BLOCK_B: tl.constexpr,
     PREFETCH_PAGE: tl.constexpr,
+    RELEASE_MERGE: tl.constexpr = False,
 ):
     """Stage 1 on the balanced schedule (kernels/balanced.py): program p of a head block walks
     its even share of the batch's key blocks, one partial per request it touches."""
-    ROWS: tl.constexpr = QLEN * NUM_HEADS
+    release_dependent_grid(RELEASE_MERGE)
     program = tl.program_id(0) % num_programs
     head_block = tl.program_id(0) // num_programs
     lens, _, blocks, cu_end, total = request_blocks(
@@ -321,7 +325,8 @@ def mla_balanced_kernel(
             BLOCK_N,
             PREFETCH_PAGE,
         )
-        slot = (program.to(tl.int64) + request) * ROWS + rows
+        # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
+        slot = rows.to(tl.int64) * (num_programs + batch) + program + request
         store_partial(
             partial_o_ptr,
             partial_lse_ptr,

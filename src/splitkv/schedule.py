@@ -1,0 +1,41 @@
+"""Which stage-1 schedule a batch gets: uniform splits or the balanced schedule (issue 5).
+
+Both are modelled as the busiest program's key blocks, the unit that bounds a memory-bound
+stage 1. Uniform: every request is cut into `num_splits`, so the longest request's split
+bounds the time, or the batch's total work over a wave when that is larger. Balanced: the
+total over the grid, times the balanced kernel's measured cost per block
+(`PartitionTunables.balanced_cost`: its programs find their request and piece on the device).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def pick_schedule(
+    seq_lens: Sequence[int],
+    num_splits: int,
+    num_programs: int,
+    programs_per_unit: int,
+    wave: int,
+    block_n: int,
+    balanced_cost: float,
+) -> str:
+    """ "balanced" when its modelled time beats uniform splits for these lengths, else "uniform".
+
+    programs_per_unit: programs per (request, split) in the uniform grid and per balanced
+    program index (kv heads x head blocks); wave: programs resident at once.
+
+    >>> pick_schedule([327600] + [2048] * 47, 16, 264, 1, 264, 64, 1.15)
+    'balanced'
+    >>> pick_schedule([327600] * 8, 32, 264, 1, 264, 64, 1.15)
+    'uniform'
+    """
+    blocks = [-(-max(n, 0) // block_n) for n in seq_lens]
+    total = sum(blocks)
+    if total == 0:
+        return "uniform"
+    split_blocks = max(-(-b // num_splits) for b in blocks)
+    uniform = max(split_blocks, -(-total * programs_per_unit // wave))
+    balanced = balanced_cost * -(-total // num_programs)
+    return "balanced" if balanced < uniform else "uniform"
