@@ -36,7 +36,12 @@ def run_and_check(case, plan):
 def test_ragged_batch_any_program_count(num_programs, dtype, device):
     # 1 program: everything in one piece chain; 64: more programs than key blocks (idle ones).
     case = random_mla_case(RAGGED, 4, page_size=16, dtype=dtype, device=device)
-    run_and_check(case, balanced_plan(RAGGED, 4, num_programs, dtype=dtype, device=device))
+    plan = balanced_plan(RAGGED, 4, num_programs, dtype=dtype, device=device)
+    # Stale NaN in every slot: the merge may only read slots this call wrote (idle programs
+    # mark theirs with lse -inf).
+    plan.workspace.partial_o.fill_(float("nan"))
+    plan.workspace.partial_lse.fill_(float("nan"))
+    run_and_check(case, plan)
 
 
 @pytest.mark.parametrize("qlen", [2, 4])
@@ -124,6 +129,8 @@ def test_gqa_balanced(window_left, num_programs, dtype, device):
         schedule="balanced",
         num_programs=num_programs,
     )
+    plan.workspace.partial_o.fill_(float("nan"))
+    plan.workspace.partial_lse.fill_(float("nan"))
     features = {"window_left": window_left, "logit_cap": 20.0, "sinks": case.sinks}
     out, lse = splitkv.gqa_decode(*case.args, plan=plan, validate=True, **features)
     check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args, **features))

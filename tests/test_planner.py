@@ -263,7 +263,7 @@ def test_auto_schedule_follows_the_lengths():
     no_hint = splitkv.plan_decode(8, 327600, 12, device="meta", device_spec=H200)
     assert no_hint.schedule == "uniform"  # without lengths: nothing to balance
     balanced = plan([327600] + [64] * 7)
-    assert balanced.merge_block_s == 256  # a row's partials, up to num_programs, in one tile
+    assert balanced.merge_block_s == 64  # 264 programs: a tile of 64 partials per iteration
     assert balanced.workspace.partial_o.shape == (12, balanced.num_programs + 8, 512)
 
 
@@ -274,3 +274,13 @@ def test_dependent_launch_where_the_device_has_it():
     assert not splitkv.plan_decode(8, 4096, 16, device="cpu").dependent_launch  # interpreter
     off = splitkv.plan_decode(8, 4096, 16, device="meta", device_spec=H200, dependent_launch=False)
     assert not off.dependent_launch
+
+
+def test_h200_mha_fill_rule_keeps_enough_gqa_programs_in_flight():
+    # Small GQA programs need about 8 per SM (1,056 on the H200) before the reads keep up:
+    # 256 programs streamed 66-74% of the ceiling, 1,024 programs 94% (docs/perf.md, v0.2.0).
+    assert num_partitions(32, 32768, 8, H200) == 4  # 32 x 8 kv heads x 4 = 1,024 programs
+    assert num_partitions(8, 32768, 8, H200) == 16
+    assert num_partitions(32, 32768, 32, H200) == 1  # MHA: 1,024 programs already
+    assert num_partitions(1, 131072, 1, H200) == 64  # capped at mha_max_splits
+    assert num_partitions(1, 512, 8, H200) == 2  # a split keeps a 256-key planner page

@@ -34,6 +34,10 @@ class PartitionTunables:
         last wave, a wave being the programs resident at once (SMs x programs_per_sm).
     programs_per_sm: stage-1 programs one SM holds at once, by the kernel's head-block height
         (rows <= 16, taller): the wave size of the fill rule.
+    mha_programs_per_sm: None keeps seed 001's MHA-style rule. A number (NVIDIA) selects the
+        MHA-style fill rule: the smallest power-of-two split count whose programs (kv heads x
+        batch x splits) reach `wave_fill` of this many per SM; GQA's programs are small (16 KB
+        K + V blocks), so several per SM are needed to keep enough loads in flight.
     prefetch_split_keys: 16-row MLA programs load page ids one block ahead (with 32-key blocks
         and 3 stages: two KV blocks in flight) when their 16 rows are all used or a split holds
         at most this many keys; 0 never does.
@@ -51,6 +55,7 @@ class PartitionTunables:
     single_kv_split_page_size: int = 128
     wave_fill: float | None = None
     programs_per_sm: tuple[int, int] = (2, 1)
+    mha_programs_per_sm: int | None = None
     prefetch_split_keys: int = 0
     balanced_cost: float = 1.15
     fitted: bool = False
@@ -141,8 +146,14 @@ def _cpu_spec() -> DeviceSpec:
 # H200 pipeline ablation (docs/perf.md, v0.2.0): it wins at every 16-head shape measured (5-13%)
 # and at 12 heads for splits of 266 and 1,280 keys (10%), and loses 10-17% at 12 heads for
 # splits of 2,128 keys and more, where the single-buffered 64-key block keeps up.
+# The MHA-style fill rule, from the first H200 GQA run (v0.2.0, 8 query rows or fewer per
+# program): 256 programs streamed 66-74% of the read ceiling, 1,024 programs 94%.
 _NVIDIA_TUNABLES = PartitionTunables(
-    block_m=64, split_page_size=64, wave_fill=0.9, prefetch_split_keys=1536
+    block_m=64,
+    split_page_size=64,
+    wave_fill=0.9,
+    prefetch_split_keys=1536,
+    mha_programs_per_sm=8,
 )
 TUNED_DIR = Path(__file__).parent / "tuned"  # per-device tables written by `splitkv tune`
 

@@ -52,7 +52,9 @@ def num_partitions(
 
     NVIDIA presets (`tunables.wave_fill` set) replace the MLA-style rule by the fill rule, fitted
     on the H200: the smallest power of two whose stage-1 programs fill at least `wave_fill` of
-    their last wave, a wave being `compute_units * programs_per_sm` programs in flight.
+    their last wave, a wave being `compute_units * programs_per_sm` programs in flight; and the
+    MHA-style rule by the smallest power of two that puts `wave_fill * mha_programs_per_sm`
+    programs per SM in flight (`mha_programs_per_sm` set).
 
     >>> mi355x = DeviceSpec.preset("mi355x")
     >>> num_partitions(2, 131072, 64, mi355x, is_mla=True)
@@ -70,6 +72,9 @@ def num_partitions(
 
     if is_mla and tun.wave_fill is not None:
         return _fill_rule(batch_size, heads_per_group, _cdiv(num_keys, tun.split_page_size), spec)
+    if not is_mla and tun.mha_programs_per_sm is not None:
+        pages = _cdiv(num_keys, tun.mha_split_page_size)
+        return _mha_fill_rule(heads_per_group * batch_size, pages, spec)
     if is_mla:
         ctas_per_partition = _cdiv(heads_per_group, tun.block_m) * batch_size
         pages = _cdiv(num_keys, tun.split_page_size)
@@ -130,6 +135,19 @@ def _fill_rule(batch_size: int, rows: int, pages: int, spec: DeviceSpec) -> int:
         if programs / (wave * _cdiv(programs, wave)) >= tun.wave_fill or 2 * splits > upper:
             return splits
         splits *= 2
+
+
+def _mha_fill_rule(programs_per_split: int, pages: int, spec: DeviceSpec) -> int:
+    """The smallest power-of-two split count whose programs reach `wave_fill` of
+    `mha_programs_per_sm` per SM, at most `min(mha_max_splits, pages)` (a split keeps at least
+    one planner page of keys)."""
+    tun = spec.tunables
+    wanted = (tun.wave_fill or 1.0) * tun.mha_programs_per_sm * spec.compute_units
+    upper = max(1, min(tun.mha_max_splits, pages))
+    splits = 1
+    while splits * programs_per_split < wanted and 2 * splits <= upper:
+        splits *= 2
+    return splits
 
 
 def _as_spec(device: DeviceSpec | str | torch.device) -> DeviceSpec:

@@ -18,6 +18,7 @@ from splitkv.device import DeviceSpec
 from splitkv.partition import num_partitions
 from splitkv.schedule import pick_schedule
 
+BALANCED_MERGE_BLOCK_S = 64  # the balanced merge's tile of partials (see plan_decode)
 MAX_SPLITS = 256  # the merge is tuned for at most 256 partials per row (one BLOCK_S tile)
 MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks than tested
 MAX_QLEN = 8  # multi-token prediction depth the causal rule is tested for
@@ -262,9 +263,11 @@ def plan_decode(
     num_slots = num_programs + batch_size if schedule == "balanced" else None
 
     if merge_block_s is None:
-        # One tile holds every partial of a row where it can; a balanced row has up to
-        # num_programs of them (a request that spans the whole grid).
-        most_partials = num_programs if schedule == "balanced" else num_splits
+        # Uniform: one tile holds all of a row's partials. Balanced: most rows have one or two
+        # partials and a long request's up to num_programs; a 256-row tile there made every
+        # one of the batch's merge programs pay for its registers (H200, docs/perf.md v0.2.0).
+        most_partials = min(BALANCED_MERGE_BLOCK_S, num_programs)
+        most_partials = most_partials if schedule == "balanced" else num_splits
         merge_block_s = min(MAX_SPLITS, _next_pow2(most_partials))
     check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
     check_pow2("merge_block_s", merge_block_s)

@@ -24,7 +24,8 @@ CANDIDATES = {  # MLA: the fill rule's constants
     "wave_fill": [0.7, 0.75, 0.8, 0.85, 0.9, 0.95],
     "split_page_size": [32, 64, 128, 256],
 }
-GQA_CANDIDATES = {  # GQA/MHA: seed 001's MHA-style branch constants
+GQA_CANDIDATES = {  # GQA/MHA: the MHA-style fill rule (None: seed 001's branch) and constants
+    "mha_programs_per_sm": [None, 2, 4, 8, 16],
     "mha_split_page_size": [64, 128, 256, 512],
     "max_pages_per_split": [2, 5, 10, 20],
     "mha_max_splits": [16, 32, 64, 128],

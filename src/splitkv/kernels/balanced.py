@@ -8,6 +8,11 @@ each (program, request) piece writes one partial per query row to slot p + b of 
 [first_program(b) + b, last_program(b) + b] and no two pieces share a slot. Everything is
 computed on the device from seq_lens, so a CUDA graph replays it for any lengths with the same
 grid.
+
+With more programs than blocks some programs own nothing. Such a program p (lo = hi) marks
+slot p + b, b the request holding block lo, with lse -inf: that slot lies in b's range when lo
+is inside b, and in no request's range when lo starts b (the merge never reads it then). So the
+merge reads every slot of a request's range without asking which programs were empty.
 """
 
 import triton
@@ -39,6 +44,16 @@ def request_blocks(
     blocks = tl.cdiv(lens - firsts, BLOCK_N)
     cu_end = tl.cumsum(blocks, 0)
     return lens, firsts, blocks, cu_end, tl.sum(blocks, 0)
+
+
+@triton.jit
+def mark_if_empty(partial_lse_ptr, lo, hi, cu_end, batch, num_programs, program, rows, row_ok):
+    """An empty program's lse -inf in the slot the merge reads for it (see above)."""
+    if lo >= hi:
+        request = tl.sum((cu_end <= lo).to(tl.int32), 0)
+        if request < batch:
+            slot = rows.to(tl.int64) * (num_programs + batch) + program + request
+            tl.store(partial_lse_ptr + slot, tl.full(rows.shape, float("-inf"), tl.float32), row_ok)
 
 
 @triton.jit

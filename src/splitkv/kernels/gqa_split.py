@@ -11,7 +11,7 @@ Row r of a request is query position r // q_heads, query head r % q_heads.
 import triton
 import triton.language as tl
 
-from splitkv.kernels.balanced import pick, request_blocks
+from splitkv.kernels.balanced import mark_if_empty, pick, request_blocks
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.online_softmax import softmax_step, store_partial
 from splitkv.kernels.paged import (
@@ -140,6 +140,13 @@ def gqa_split_kernel(
 
 
 @triton.jit
+def gqa_rows(kv_head, head_block, GROUP: tl.constexpr, QLEN: tl.constexpr, BLOCK_H: tl.constexpr):
+    """A head block's rows of one kv head: (row_ok, query position, query head)."""
+    local = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
+    return local < QLEN * GROUP, local // GROUP, kv_head * GROUP + local % GROUP
+
+
+@triton.jit
 def gqa_load_queries(
     q_ptr,
     request,
@@ -156,10 +163,7 @@ def gqa_load_queries(
 ):
     """One kv head's query rows of a request: local row = query position * GROUP + head within
     the group. Returns (q, row_ok, q_pos, q_head)."""
-    local = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
-    row_ok = local < QLEN * GROUP
-    q_pos = local // GROUP
-    q_head = kv_head * GROUP + local % GROUP
+    row_ok, q_pos, q_head = gqa_rows(kv_head, head_block, GROUP, QLEN, BLOCK_H)
     q_row = (
         request.to(tl.int64) * stride_q_batch
         + q_pos.to(tl.int64) * stride_q_pos
@@ -301,6 +305,9 @@ def gqa_balanced_kernel(
     )
     lo = (program.to(tl.int64) * total // num_programs).to(tl.int32)
     hi = ((program.to(tl.int64) + 1) * total // num_programs).to(tl.int32)
+    row_ok, q_pos, q_head = gqa_rows(kv_head, head_block, GROUP, QLEN, BLOCK_H)
+    rows = q_pos * NUM_Q_HEADS + q_head
+    mark_if_empty(partial_lse_ptr, lo, hi, cu_end, batch, num_programs, program, rows, row_ok)
     d = tl.arange(0, BLOCK_D)
     while lo < hi:
         # The request holding block lo; requests without keys end at or before it.

@@ -80,8 +80,8 @@ def merge_splits_kernel(
         first = program_of_block(end - count, num_programs, total)
         last = program_of_block(end - 1, num_programs, total)
         num_written = tl.where(count > 0, last - first + 1, 0).to(tl.int32)
+        # Empty programs in the range marked their slot lse -inf (kernels/balanced.py).
         first_slot = row.to(tl.int64) * (num_programs + batch) + first + request
-        total = total.to(tl.int64)
     else:
         seq_len = clamped_seq_len(seq_lens_ptr, request, max_seq_len)
         if HAS_WINDOW:
@@ -100,10 +100,6 @@ def merge_splits_kernel(
     for s0 in range(0, num_written, BLOCK_S):
         splits = s0 + offs_s
         s_ok = splits < num_written
-        if BALANCED:
-            # With more programs than key blocks some own nothing and wrote no partial.
-            program = (first + splits).to(tl.int64)
-            s_ok = s_ok & (program * total // num_programs < (program + 1) * total // num_programs)
         slots = first_slot + splits
         lse_s = tl.load(partial_lse_ptr + slots, mask=s_ok, other=float("-inf"))
         m_i, alpha, weight = state_weights(m_i, lse_s)

@@ -12,7 +12,7 @@ Row r of a request is query position r // heads, head r % heads (q's own memory 
 import triton
 import triton.language as tl
 
-from splitkv.kernels.balanced import pick, request_blocks
+from splitkv.kernels.balanced import mark_if_empty, pick, request_blocks
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.online_softmax import softmax_step, store_partial
 from splitkv.kernels.paged import (
@@ -280,6 +280,10 @@ def mla_balanced_kernel(
     )
     lo = (program.to(tl.int64) * total // num_programs).to(tl.int32)
     hi = ((program.to(tl.int64) + 1) * total // num_programs).to(tl.int32)
+    rows = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
+    mark_if_empty(
+        partial_lse_ptr, lo, hi, cu_end, batch, num_programs, program, rows, rows < QLEN * NUM_HEADS
+    )
     dv = tl.arange(0, BLOCK_DV)
     while lo < hi:
         # The request holding block lo; requests without keys end at or before it.
