@@ -230,8 +230,12 @@ def test_h200_page_prefetch_where_the_pipeline_ablation_measured_a_gain():
     # 16 heads fill the 16-row tile: prefetch with 32-key blocks and 3 stages everywhere.
     full = plan(48, 327600, 16)
     assert (full.page_prefetch, full.block_n, full.split_num_stages) == (True, 32, 3)
-    # 12 heads: only short splits (batch 1: 256 splits of 1,280 keys) prefetch.
+    # 12 heads: only splits of 256 to 1,536 keys in one wave (batch 1: 256 splits of 1,280).
     assert plan(1, 327600, 12).page_prefetch
+    assert not plan(48, 8192, 12).page_prefetch  # 768 programs: three waves
+    assert plan(48, 8192, 16).page_prefetch  # a full tile
+    # One-block splits never (batch 1 x 8k: 128 splits of 64 keys).
+    assert not plan(1, 8192, 12).page_prefetch and not plan(1, 8192, 16).page_prefetch
     long_splits = plan(8, 68096, 12)  # 32 splits of 2,128 keys
     assert (long_splits.page_prefetch, long_splits.block_n, long_splits.split_num_stages) == (
         False,
@@ -284,3 +288,32 @@ def test_h200_mha_fill_rule_keeps_enough_gqa_programs_in_flight():
     assert num_partitions(32, 32768, 32, H200) == 1  # MHA: 1,024 programs already
     assert num_partitions(1, 131072, 1, H200) == 64  # capped at mha_max_splits
     assert num_partitions(1, 512, 8, H200) == 2  # a split keeps a 256-key planner page
+    # Head dim 64 (gpt-oss): programs half the size, twice as many wanted (its split sweep:
+    # batch 8 best at 32-64 splits, batch 32 at 16-32; the 128-dim rule's 16 and 4 lost 13-20%).
+    assert num_partitions(8, 32768, 8, H200, head_dim=64) == 32
+    assert num_partitions(32, 32768, 8, H200, head_dim=64) == 8
+
+
+def test_h200_wide_mla_tile_takes_64_key_blocks():
+    for heads, qlen in ((128, 1), (16, 8)):
+        plan = splitkv.plan_decode(8, 68096, heads, qlen=qlen, device="meta", device_spec=H200)
+        assert (plan.block_h, plan.block_n, plan.split_num_stages) == (64, 64, 2)
+    medium = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200)
+    assert (medium.block_h, medium.block_n) == (32, 32)
+    gqa = splitkv.plan_decode(8, 68096, 64, kind="gqa", device="meta", device_spec=H200)
+    assert (gqa.block_h, gqa.block_n) == (64, 32)
+
+
+def test_programs_per_sm_follow_the_tile():
+    # 16- and 32-row MLA tiles both run two per H200 SM (92 KB and 74 KB of shared memory; the
+    # balanced schedule at qlen 2 measured 307 us with 264 programs vs 435 us with 132).
+    assert num_partitions(8, 327600, 24, H200, is_mla=True) == 32  # as for 12 rows
+    mtp = splitkv.plan_decode(48, 327600, 12, qlen=2, device="meta", device_spec=H200,
+                              schedule="balanced")  # fmt: skip
+    assert (mtp.block_h, mtp.num_programs) == (32, 264)
+    wide = splitkv.plan_decode(8, 327600, 128, device="meta", device_spec=H200, schedule="balanced")
+    assert (wide.num_head_blocks, wide.num_programs) == (2, 66)  # one 64-row program per SM
+    # GQA: the MHA-style rule's residency (8 per SM at d 128) over the kv heads.
+    gqa = splitkv.plan_decode(32, 32768, 32, kind="gqa", num_kv_heads=8, device="meta",
+                              device_spec=H200, schedule="balanced")  # fmt: skip
+    assert gqa.num_programs == 132

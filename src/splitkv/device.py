@@ -33,14 +33,15 @@ class PartitionTunables:
         smallest power-of-two split count whose programs fill at least this fraction of their
         last wave, a wave being the programs resident at once (SMs x programs_per_sm).
     programs_per_sm: stage-1 programs one SM holds at once, by the kernel's head-block height
-        (rows <= 16, taller): the wave size of the fill rule.
+        (tiles of up to 32 rows, 64-row tiles): the wave size of the fill rule.
     mha_programs_per_sm: None keeps seed 001's MHA-style rule. A number (NVIDIA) selects the
         MHA-style fill rule: the smallest power-of-two split count whose programs (kv heads x
         batch x splits) reach `wave_fill` of this many per SM; GQA's programs are small (16 KB
         K + V blocks), so several per SM are needed to keep enough loads in flight.
     prefetch_split_keys: 16-row MLA programs load page ids one block ahead (with 32-key blocks
-        and 3 stages: two KV blocks in flight) when their 16 rows are all used or a split holds
-        at most this many keys; 0 never does.
+        and 3 stages: two KV blocks in flight) when their 16 rows are all used, or when all
+        programs fit in one wave and a split holds at most this many keys; 0 never does.
+    prefetch_min_split_keys: and never for splits shorter than this.
     balanced_cost: the balanced schedule's stage-1 time per key block relative to uniform
         splits' (it finds its requests and pieces on the device); steers schedule="auto".
     fitted: False while the values are seed 001's MI355X constants carried over unmeasured.
@@ -57,6 +58,7 @@ class PartitionTunables:
     programs_per_sm: tuple[int, int] = (2, 1)
     mha_programs_per_sm: int | None = None
     prefetch_split_keys: int = 0
+    prefetch_min_split_keys: int = 256
     balanced_cost: float = 1.15
     fitted: bool = False
 
@@ -143,9 +145,10 @@ def _cpu_spec() -> DeviceSpec:
 # (64-row programs) one per SM. split_page_size 64 is one key block: at batch 1 and 8,192 keys,
 # 128 one-block splits beat the 32 that 256-key pages allowed (13.2 vs 21.7 us). The MHA-style
 # constants are still seed 001's until `splitkv tune` fits them. Page-id prefetch, from the
-# H200 pipeline ablation (docs/perf.md, v0.2.0): it wins at every 16-head shape measured (5-13%)
-# and at 12 heads for splits of 266 and 1,280 keys (10%), and loses 10-17% at 12 heads for
-# splits of 2,128 keys and more, where the single-buffered 64-key block keeps up.
+# H200 pipeline ablation and its follow-up (docs/perf.md, v0.2.0): it wins at every 16-head
+# shape measured with splits of 256 keys or more (2-13%) and at 12 heads in one wave with
+# splits of 266 and 1,280 keys (10-13%); it loses 10-17% at 12 heads past one wave, and 50%
+# for one-block splits (batch 1 x 8k).
 # The MHA-style fill rule, from the first H200 GQA run (v0.2.0, 8 query rows or fewer per
 # program): 256 programs streamed 66-74% of the read ceiling, 1,024 programs 94%.
 _NVIDIA_TUNABLES = PartitionTunables(

@@ -17,6 +17,7 @@ def num_partitions(
     heads_per_group: int,
     device: DeviceSpec | str | torch.device,
     is_mla: bool = False,
+    head_dim: int = 128,
 ) -> int:
     """The number of KV splits for a decode batch (seed 001, generalised to any device).
 
@@ -27,6 +28,8 @@ def num_partitions(
             MHA-style: kv heads (each kv head is its own program).
         device: a `DeviceSpec`, a preset name ("h200", "mi355x", ...) or a torch device.
         is_mla: which regime the caller's kernel is in (see below).
+        head_dim: MHA-style head dim; the MHA-style fill rule wants 128 / head_dim times more
+            programs per SM for smaller heads (their programs move fewer bytes each).
 
     MLA-style (`is_mla=True`): a program packs `block_m` query rows, so a partition is
     `ceil(heads_per_group / block_m) * batch_size` programs. With
@@ -65,6 +68,7 @@ def num_partitions(
     spec = _as_spec(device)
     _check_positive_int("batch_size", batch_size)
     _check_positive_int("heads_per_group", heads_per_group)
+    _check_positive_int("head_dim", head_dim)
     if not isinstance(num_keys, int) or isinstance(num_keys, bool) or num_keys < 0:
         raise ValueError(f"num_keys: expected an int >= 0, got {num_keys!r}")
     tun = spec.tunables
@@ -74,7 +78,8 @@ def num_partitions(
         return _fill_rule(batch_size, heads_per_group, _cdiv(num_keys, tun.split_page_size), spec)
     if not is_mla and tun.mha_programs_per_sm is not None:
         pages = _cdiv(num_keys, tun.mha_split_page_size)
-        return _mha_fill_rule(heads_per_group * batch_size, pages, spec)
+        per_sm = resident_programs_per_sm("gqa", 16, head_dim, spec)
+        return _mha_fill_rule(heads_per_group * batch_size, pages, per_sm, spec)
     if is_mla:
         ctas_per_partition = _cdiv(heads_per_group, tun.block_m) * batch_size
         pages = _cdiv(num_keys, tun.split_page_size)
@@ -120,13 +125,23 @@ def _bucket_pow2(target: int, upper: int) -> int:
     return 1 << (target.bit_length() - 1)
 
 
+def resident_programs_per_sm(kind: str, block_h: int, head_dim: int, spec: DeviceSpec) -> int:
+    """Stage-1 programs one SM holds at once: MLA tiles of up to 32 rows take
+    `programs_per_sm[0]` (16 rows: 92 KB of shared memory, 32 rows: 74 KB and 255 registers,
+    both two per H200 SM), 64-row tiles `programs_per_sm[1]`; GQA programs
+    `mha_programs_per_sm` scaled by 128 / head_dim where that rule is set."""
+    tun = spec.tunables
+    if kind == "gqa" and tun.mha_programs_per_sm is not None:
+        return tun.mha_programs_per_sm * max(1, 128 // max(head_dim, 1))
+    return tun.programs_per_sm[0] if block_h <= 32 else tun.programs_per_sm[1]
+
+
 def _fill_rule(batch_size: int, rows: int, pages: int, spec: DeviceSpec) -> int:
     """The smallest power-of-two split count whose programs fill `wave_fill` of their last wave
     (a wave: the programs all SMs hold at once); where none does within `min(cap, pages)`, the
     largest allowed, for the most parallelism."""
     tun = spec.tunables
-    per_sm = tun.programs_per_sm[0] if rows <= 16 else tun.programs_per_sm[1]
-    wave = spec.compute_units * per_sm
+    wave = spec.compute_units * resident_programs_per_sm("mla", min(rows, 64), 0, spec)
     ctas_per_partition = _cdiv(rows, tun.block_m if rows > 16 else 16) * batch_size
     upper = max(1, min(tun.max_splits, pages))
     splits = 1
@@ -137,12 +152,12 @@ def _fill_rule(batch_size: int, rows: int, pages: int, spec: DeviceSpec) -> int:
         splits *= 2
 
 
-def _mha_fill_rule(programs_per_split: int, pages: int, spec: DeviceSpec) -> int:
+def _mha_fill_rule(programs_per_split: int, pages: int, per_sm: int, spec: DeviceSpec) -> int:
     """The smallest power-of-two split count whose programs reach `wave_fill` of
-    `mha_programs_per_sm` per SM, at most `min(mha_max_splits, pages)` (a split keeps at least
+    `per_sm` per SM, at most `min(mha_max_splits, pages)` (a split keeps at least
     one planner page of keys)."""
     tun = spec.tunables
-    wanted = (tun.wave_fill or 1.0) * tun.mha_programs_per_sm * spec.compute_units
+    wanted = (tun.wave_fill or 1.0) * per_sm * spec.compute_units
     upper = max(1, min(tun.mha_max_splits, pages))
     splits = 1
     while splits * programs_per_split < wanted and 2 * splits <= upper:

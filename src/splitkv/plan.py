@@ -15,7 +15,7 @@ import torch
 
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
-from splitkv.partition import num_partitions
+from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.schedule import pick_schedule
 
 BALANCED_MERGE_BLOCK_S = 64  # the balanced merge's tile of partials (see plan_decode)
@@ -216,7 +216,9 @@ def plan_decode(
         if kind == "mla":
             num_splits = num_partitions(batch_size, keys, rows, spec, is_mla=True)
         else:
-            num_splits = num_partitions(batch_size, keys, num_kv_heads, spec, is_mla=False)
+            num_splits = num_partitions(
+                batch_size, keys, num_kv_heads, spec, is_mla=False, head_dim=head_dim_v
+            )
     check_int("num_splits", num_splits, 1, MAX_SPLITS)
     if grid_order is None:
         # Split-major keeps one split's programs on one L2 domain only when the round-robin
@@ -226,18 +228,24 @@ def plan_decode(
         raise ValueError(f"grid_order: expected one of {GRID_ORDERS}, got {grid_order!r}")
 
     num_head_blocks = -(-group_rows // block_h)
-    per_sm = spec.tunables.programs_per_sm[0 if block_h <= MIN_DOT else 1]
+    per_sm = resident_programs_per_sm(kind, block_h, head_dim_v, spec)
     if num_programs is None:
         # One wave of stage-1 programs in all, over the kv heads and head blocks.
         num_programs = max(1, spec.compute_units * per_sm // (num_kv_heads * num_head_blocks))
     check_int("num_programs", num_programs, 1)
     if page_prefetch is None:
         split_keys = -(-max_seq_len // num_splits)
-        page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys, spec)
+        programs = batch_size * num_splits * num_kv_heads * num_head_blocks
+        one_wave = programs <= spec.compute_units * per_sm
+        page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys, one_wave, spec)
     short_tile = block_h <= MIN_DOT
     if block_n is None:
-        prefetched_mla = page_prefetch and kind == "mla"
-        block_n = 32 if interpreted or not short_tile or prefetched_mla else 64
+        # 64-key blocks for 16-row tiles (unless prefetched MLA: two 32-key blocks in flight)
+        # and for MLA's 64-row tile, which gained 27-41% over 32 keys (wide-tile ablation,
+        # docs/perf.md v0.2.0); 32 elsewhere (unmeasured) and in the interpreter.
+        short_64 = short_tile and not (page_prefetch and kind == "mla")
+        wide_mla = kind == "mla" and block_h >= 64
+        block_n = 64 if not interpreted and (short_64 or wide_mla) else 32
     check_int("block_n", block_n, MIN_DOT, 256)
     check_pow2("block_n", block_n)
     if num_warps is None:
@@ -318,12 +326,20 @@ def plan_decode(
     )
 
 
-def prefetch_pays(kind: str, block_h: int, group_rows: int, split_keys: int, spec) -> bool:
-    """Whether page-id prefetch is the default: measured for MLA's 16-row programs only."""
-    limit = spec.tunables.prefetch_split_keys
-    if kind != "mla" or block_h != MIN_DOT or limit <= 0:
+def prefetch_pays(
+    kind: str, block_h: int, group_rows: int, split_keys: int, one_wave: bool, spec
+) -> bool:
+    """Whether page-id prefetch is the default, as measured on the H200 for MLA's 16-row
+    programs (docs/perf.md v0.2.0): never for splits under `prefetch_min_split_keys` (one
+    64-key block: 13.5 -> 20.8 us at batch 1 x 8k); always for a full 16-row tile; for a
+    partial one only while all programs fit in one wave and splits hold at most
+    `prefetch_split_keys` (12 heads: wins at batch 1, loses 10-17% at batch 8-48)."""
+    tun = spec.tunables
+    if kind != "mla" or block_h != MIN_DOT or tun.prefetch_split_keys <= 0:
         return False
-    return group_rows == block_h or split_keys <= limit
+    if split_keys < tun.prefetch_min_split_keys:
+        return False
+    return group_rows == block_h or (one_wave and split_keys <= tun.prefetch_split_keys)
 
 
 def default_merge_d_split(head_dim_v: int) -> int:
