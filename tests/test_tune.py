@@ -94,3 +94,20 @@ def test_saved_table_is_what_the_preset_loads(tmp_path, monkeypatch):
     monkeypatch.setattr(device, "TUNED_DIR", tmp_path)
     loaded = device._tuned("h200", H200.tunables)
     assert loaded == dataclasses.replace(fit.tunables, fitted=True)
+
+
+def test_gqa_evaluation_uses_each_shapes_head_dim():
+    from splitkv.tune import evaluate
+
+    # gpt-oss-like (8 kv heads, d 64) at batch 8 x 32k: the H200 rule asks 16 programs per SM
+    # at d 64, i.e. 32 splits; the same shape at d 128 gets 16.
+    row = {"provider": "splitkv", "status": "ok", "kind": "gqa", "heads": 64, "kv_heads": 8,
+           "context": 32768, "batch": 8, "qlen": 1}  # fmt: skip
+    rows = [
+        {**row, "head_dim": d, "num_splits": n, "p50_us": 100.0 + abs(n - 32)}
+        for d in (64, 128)
+        for n in (8, 16, 32, 64)
+    ]
+    fit = evaluate(best_times(rows), DeviceSpec.preset("h200"))
+    chosen = {s["head_dim"]: s["chosen_splits"] for s in fit.per_shape}
+    assert chosen == {64: 32, 128: 16}

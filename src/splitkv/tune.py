@@ -30,7 +30,8 @@ GQA_CANDIDATES = {  # GQA/MHA: the MHA-style fill rule (None: seed 001's branch)
     "max_pages_per_split": [2, 5, 10, 20],
     "mha_max_splits": [16, 32, 64, 128],
 }
-ShapeKey = tuple[str, int, int, int, int, int]  # kind, heads, kv heads, context, batch, qlen
+# kind, heads, kv heads, context, batch, qlen, head dim (GQA's rule depends on it)
+ShapeKey = tuple[str, int, int, int, int, int, int]
 
 
 def best_times(rows: Iterable[dict]) -> dict[ShapeKey, dict[int, float]]:
@@ -48,6 +49,7 @@ def best_times(rows: Iterable[dict]) -> dict[ShapeKey, dict[int, float]]:
             row["context"],
             row["batch"],
             row.get("qlen", 1),
+            row.get("head_dim", 128),
         )
         splits = times.setdefault(key, {})
         splits[row["num_splits"]] = min(row["p50_us"], splits.get(row["num_splits"], math.inf))
@@ -74,11 +76,11 @@ class Fit:
 
 def evaluate(times: dict[ShapeKey, dict[int, float]], spec: DeviceSpec) -> Fit:
     per_shape = []
-    for (kind, heads, kv_heads, context, batch, qlen), measured in sorted(times.items()):
+    for (kind, heads, kv_heads, context, batch, qlen, head_dim), measured in sorted(times.items()):
         if kind == "mla":
             chosen = num_partitions(batch, context, heads * qlen, spec, is_mla=True)
         else:
-            chosen = num_partitions(batch, context, kv_heads, spec, is_mla=False)
+            chosen = num_partitions(batch, context, kv_heads, spec, is_mla=False, head_dim=head_dim)
         best_splits = min(measured, key=measured.get)
         slowdown = time_at(measured, chosen) / measured[best_splits]
         per_shape.append(
@@ -89,6 +91,7 @@ def evaluate(times: dict[ShapeKey, dict[int, float]], spec: DeviceSpec) -> Fit:
                 "context": context,
                 "batch": batch,
                 "qlen": qlen,
+                "head_dim": head_dim,
                 "chosen_splits": chosen,
                 "best_splits": best_splits,
                 "slowdown": slowdown,
