@@ -93,6 +93,11 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             Trial("uniform splits", {"schedule": "uniform"}),
             Trial("balanced, 1 wave", {"schedule": "balanced"}),
             Trial("balanced, 2 waves", {"schedule": "balanced", "num_programs": 528}),
+            # Its loop issues the page-id load after the dots (SASS, docs/perf.md): prefetch.
+            Trial(
+                "balanced, prefetch, block_n 64",
+                {"schedule": "balanced", "block_n": 64, "num_stages": 2} | _PREFETCH,
+            ),
         ],
         schedule_shapes,
         True,
