@@ -228,15 +228,15 @@ def plan_decode(
         raise ValueError(f"grid_order: expected one of {GRID_ORDERS}, got {grid_order!r}")
 
     num_head_blocks = -(-group_rows // block_h)
-    per_sm = resident_programs_per_sm(kind, block_h, head_dim_v, spec)
+    wave = spec.compute_units * resident_programs_per_sm(kind, block_h, head_dim_v, spec)
     if num_programs is None:
         # One wave of stage-1 programs in all, over the kv heads and head blocks.
-        num_programs = max(1, spec.compute_units * per_sm // (num_kv_heads * num_head_blocks))
+        num_programs = max(1, wave // (num_kv_heads * num_head_blocks))
     check_int("num_programs", num_programs, 1)
     if page_prefetch is None:
         split_keys = -(-max_seq_len // num_splits)
         programs = batch_size * num_splits * num_kv_heads * num_head_blocks
-        one_wave = programs <= spec.compute_units * per_sm
+        one_wave = programs <= wave
         page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys, one_wave, spec)
     short_tile = block_h <= MIN_DOT
     if block_n is None:
@@ -261,7 +261,7 @@ def plan_decode(
                 num_splits,
                 num_programs,
                 num_kv_heads * num_head_blocks,
-                spec.compute_units * per_sm,
+                wave,
                 block_n,
                 spec.tunables.balanced_cost,
             )
@@ -274,8 +274,8 @@ def plan_decode(
         # Uniform: one tile holds all of a row's partials. Balanced: most rows have one or two
         # partials and a long request's up to num_programs; a 256-row tile there made every
         # one of the batch's merge programs pay for its registers (H200, docs/perf.md v0.2.0).
-        most_partials = min(BALANCED_MERGE_BLOCK_S, num_programs)
-        most_partials = most_partials if schedule == "balanced" else num_splits
+        balanced = schedule == "balanced"
+        most_partials = min(BALANCED_MERGE_BLOCK_S, num_programs) if balanced else num_splits
         merge_block_s = min(MAX_SPLITS, _next_pow2(most_partials))
     check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
     check_pow2("merge_block_s", merge_block_s)

@@ -32,6 +32,11 @@ class MlaCase:
     def args(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         return self.q, self.kv_cache, self.page_table, self.seq_lens
 
+    @property
+    def key_pool(self) -> torch.Tensor:
+        """The paged pool the keys live in (its size and page size), as for `GqaCase`."""
+        return self.kv_cache
+
 
 def random_mla_case(
     seq_lens: list[int],
@@ -92,6 +97,11 @@ class GqaCase:
     @property
     def args(self) -> tuple[torch.Tensor, ...]:
         return self.q, self.k_cache, self.v_cache, self.page_table, self.seq_lens
+
+    @property
+    def key_pool(self) -> torch.Tensor:
+        """The paged pool the keys live in (its size and page size), as for `MlaCase`."""
+        return self.k_cache
 
 
 def random_gqa_case(

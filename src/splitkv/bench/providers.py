@@ -43,7 +43,7 @@ class Unsupported(Exception):
 def prepare_splitkv(case: MlaCase | GqaCase, **plan_knobs) -> Prepared:
     """`plan_knobs`: any `plan_decode` overrides (num_splits, grid_order, merge tiling...)."""
     batch, qlen, heads, head_dim = case.q.shape
-    cache = case.k_cache if isinstance(case, GqaCase) else case.kv_cache
+    cache = case.key_pool
     page_size = cache.shape[1]
     max_seq_len = int(case.page_table.shape[1] * page_size)
     gqa = {}

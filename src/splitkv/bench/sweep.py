@@ -121,8 +121,7 @@ def run_shapes(
 
 def _best_peer_row(provider, cases, ref_out, shape, index, ceilings, rep_ms) -> dict:
     """Search the peer's split counts with short timings, then time its best fully."""
-    cache = cases[0].k_cache if isinstance(cases[0], GqaCase) else cases[0].kv_cache
-    if cache.numel() >= 2**31:
+    if cases[0].key_pool.numel() >= 2**31:
         # A peer with 32-bit offsets can fault here, which poisons the process's CUDA
         # context: run it in a child process and report what happens.
         return _measure_in_child(provider, shape, index, {"num_splits": 32}, ceilings, rep_ms)

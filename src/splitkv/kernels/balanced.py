@@ -50,10 +50,17 @@ def request_blocks(
 def mark_if_empty(partial_lse_ptr, lo, hi, cu_end, batch, num_programs, program, rows, row_ok):
     """An empty program's lse -inf in the slot the merge reads for it (see above)."""
     if lo >= hi:
-        request = tl.sum((cu_end <= lo).to(tl.int32), 0)
+        request = request_of_block(cu_end, lo)
         if request < batch:
             slot = rows.to(tl.int64) * (num_programs + batch) + program + request
             tl.store(partial_lse_ptr + slot, tl.full(rows.shape, float("-inf"), tl.float32), row_ok)
+
+
+@triton.jit
+def request_of_block(cu_end, block):
+    """The request holding global block `block` (requests without keys end at or before it);
+    `batch` or more where no request does."""
+    return tl.sum((cu_end <= block).to(tl.int32), 0)
 
 
 @triton.jit

@@ -11,7 +11,7 @@ Row r of a request is query position r // q_heads, query head r % q_heads.
 import triton
 import triton.language as tl
 
-from splitkv.kernels.balanced import mark_if_empty, pick, request_blocks
+from splitkv.kernels.balanced import mark_if_empty, pick, request_blocks, request_of_block
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.online_softmax import softmax_step, store_partial
 from splitkv.kernels.paged import (
@@ -310,8 +310,7 @@ def gqa_balanced_kernel(
     mark_if_empty(partial_lse_ptr, lo, hi, cu_end, batch, num_programs, program, rows, row_ok)
     d = tl.arange(0, BLOCK_D)
     while lo < hi:
-        # The request holding block lo; requests without keys end at or before it.
-        request = tl.sum((cu_end <= lo).to(tl.int32), 0)
+        request = request_of_block(cu_end, lo)
         request_end = pick(cu_end, request, BLOCK_B)
         first_block = request_end - pick(blocks, request, BLOCK_B)
         piece_end = tl.minimum(hi, request_end)
@@ -360,8 +359,7 @@ def gqa_balanced_kernel(
             HAS_CAP,
         )
         # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
-        row = (q_pos * NUM_Q_HEADS + q_head).to(tl.int64)
-        slot = row * (num_programs + batch) + program + request
+        slot = rows.to(tl.int64) * (num_programs + batch) + program + request
         store_partial(
             partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d < HEAD_DIM, HEAD_DIM
         )

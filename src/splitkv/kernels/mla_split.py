@@ -12,7 +12,7 @@ Row r of a request is query position r // heads, head r % heads (q's own memory 
 import triton
 import triton.language as tl
 
-from splitkv.kernels.balanced import mark_if_empty, pick, request_blocks
+from splitkv.kernels.balanced import mark_if_empty, pick, request_blocks, request_of_block
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.online_softmax import softmax_step, store_partial
 from splitkv.kernels.paged import (
@@ -286,8 +286,7 @@ def mla_balanced_kernel(
     )
     dv = tl.arange(0, BLOCK_DV)
     while lo < hi:
-        # The request holding block lo; requests without keys end at or before it.
-        request = tl.sum((cu_end <= lo).to(tl.int32), 0)
+        request = request_of_block(cu_end, lo)
         request_end = pick(cu_end, request, BLOCK_B)
         first_block = request_end - pick(blocks, request, BLOCK_B)
         piece_end = tl.minimum(hi, request_end)
