@@ -38,9 +38,8 @@ def test_ablations_cover_the_issue_shapes():
     trials, make_shapes, _ = ABLATIONS["schedule"]
     labels = {s.label for s in make_shapes()}
     assert {"ragged", "1x327600+47 short qlen 2", "1x327600+47 short qlen 4"} <= labels
-    assert trials[1].knobs == {"schedule": "uniform"} and trials[2].knobs == {
-        "schedule": "balanced"
-    }
+    assert trials[1].knobs == {"schedule": "uniform"}
+    assert trials[2].knobs == {"schedule": "balanced", "page_prefetch": False}
 
 
 @pytest.fixture
@@ -48,6 +47,7 @@ def result():
     ok = {
         "provider": "splitkv", "variant": "default", "label": "", "heads": 12, "context": 8192,
         "batch": 1, "qlen": 1, "page_size": 64, "dtype": "bf16", "num_splits": 128,
+        "schedule": "uniform",
         "p20_us": 13.0, "p50_us": 13.3, "p80_us": 13.5, "gb_per_s": 710.0, "tflop_per_s": 16.1,
         "frac_read_ceiling": 0.151, "frac_matmul": 0.024, "merge_share": 0.2, "status": "ok",
         "flops": 1, "bytes_read": 1, "command": "splitkv bench ...",
@@ -66,7 +66,7 @@ def test_results_are_written_as_json_csv_and_markdown(result, tmp_path):
     rows = list(csv.DictReader((tmp_path / "run.csv").open()))
     assert rows[0]["gpu"] == "NVIDIA H200" and rows[1]["status"].startswith("missing")
     table = (tmp_path / "run.md").read_text()
-    assert "| splitkv | default | 12 | 8192 x 1 | 1 | 128 | 13.3 (13.0-13.5)" in table
+    assert "| splitkv | default | 12 | 8192 x 1 | 1 | 128 | uniform | 13.3 (13.0-13.5)" in table
     assert "20.0%" in table and "missing: not importable" in table
 
 

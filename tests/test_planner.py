@@ -266,6 +266,17 @@ def test_auto_schedule_follows_the_lengths():
     assert hinted.schedule == "balanced"
     no_hint = splitkv.plan_decode(8, 327600, 12, device="meta", device_spec=H200)
     assert no_hint.schedule == "uniform"  # without lengths: nothing to balance
+    # Equal lengths stay uniform even where the model's wave term favours balanced: one
+    # 32k-token GQA request took 36 us balanced (1,056 programs for 512 blocks).
+    one = splitkv.plan_decode(
+        1, 32768, 8, kind="gqa", page_size=16, device="meta", device_spec=H200, seq_lens=[32768]
+    )
+    assert one.schedule == "uniform"
+    # An explicit split count or grid names its schedule (a num_splits sweep times uniform).
+    ragged = [327600] + [64] * 7
+    assert plan(ragged, num_splits=4).schedule == "uniform"
+    assert plan([327600] * 8, num_programs=264).schedule == "balanced"
+    assert plan(ragged, num_splits=4, num_programs=264).schedule == "balanced"  # both: the model
     balanced = plan([327600] + [64] * 7)
     assert balanced.merge_block_s == 64  # 264 programs: a tile of 64 partials per iteration
     assert balanced.workspace.partial_o.shape == (12, balanced.num_programs + 8, 512)
@@ -281,15 +292,16 @@ def test_dependent_launch_where_the_device_has_it():
 
 
 def test_h200_mha_fill_rule_keeps_enough_gqa_programs_in_flight():
-    # Small GQA programs need about 8 per SM (1,056 on the H200) before the reads keep up:
-    # 256 programs streamed 66-74% of the ceiling, 1,024 programs 94% (docs/perf.md, v0.2.0).
-    assert num_partitions(32, 32768, 8, H200) == 4  # 32 x 8 kv heads x 4 = 1,024 programs
-    assert num_partitions(8, 32768, 8, H200) == 16
+    # GQA programs at head dim 128 stream best about 4 per SM (512 on the H200): the uniform
+    # num_splits sweep's best counts (docs/perf.md, v0.2.1, h200_tune_gqa_v0.2.1).
+    assert num_partitions(32, 32768, 8, H200) == 2  # 32 x 8 kv heads x 2 = 512 programs
+    assert num_partitions(8, 32768, 8, H200) == 8
     assert num_partitions(32, 32768, 32, H200) == 1  # MHA: 1,024 programs already
-    assert num_partitions(1, 131072, 1, H200) == 64  # capped at mha_max_splits
-    assert num_partitions(1, 512, 8, H200) == 2  # a split keeps a 256-key planner page
-    # Head dim 64 (gpt-oss): programs half the size, twice as many wanted (its split sweep:
-    # batch 8 best at 32-64 splits, batch 32 at 16-32; the 128-dim rule's 16 and 4 lost 13-20%).
+    assert num_partitions(32, 32768, 1, H200) == 16  # one kv head: best at 16 (134.5 us)
+    assert num_partitions(1, 131072, 1, H200) == 256  # one kv head, batch 1: the cap binds
+    assert num_partitions(1, 512, 8, H200) == 4  # a split keeps a 128-key planner page
+    # Head dim 64 (gpt-oss): about 16 per SM (2,048 programs: batch 8 best at 32-64 splits,
+    # batch 32 at 16-32 in the same sweep).
     assert num_partitions(8, 32768, 8, H200, head_dim=64) == 32
     assert num_partitions(32, 32768, 8, H200, head_dim=64) == 8
 
@@ -313,7 +325,7 @@ def test_programs_per_sm_follow_the_tile():
     assert (mtp.block_h, mtp.num_programs) == (32, 264)
     wide = splitkv.plan_decode(8, 327600, 128, device="meta", device_spec=H200, schedule="balanced")
     assert (wide.num_head_blocks, wide.num_programs) == (2, 66)  # one 64-row program per SM
-    # GQA: the MHA-style rule's residency (8 per SM at d 128) over the kv heads.
+    # GQA: the MHA-style rule's residency (4 per SM at d 128) over the kv heads.
     gqa = splitkv.plan_decode(32, 32768, 32, kind="gqa", num_kv_heads=8, device="meta",
                               device_spec=H200, schedule="balanced")  # fmt: skip
-    assert gqa.num_programs == 132
+    assert gqa.num_programs == 66

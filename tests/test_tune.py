@@ -74,15 +74,21 @@ def test_unmeasured_counts_take_the_nearest_slower_time():
     assert time_at(measured, 256) == 30.0
 
 
-def test_fit_ignores_failed_and_ragged_rows():
+def test_fit_ignores_failed_ragged_and_balanced_rows():
     rows = synthetic_sweep(H200)
     rows.append({**rows[0], "status": "wrong: relative error nan", "p50_us": 0.001})
     rows.append({**rows[0], "label": "ragged", "p50_us": 0.001})
+    rows.append({**rows[0], "schedule": "balanced x 264 programs", "p50_us": 0.001})
     assert len(best_times(rows)) == 45
+    assert min(best_times(rows)[best_key(rows[0])].values()) > 0.001
     with pytest.raises(ValueError, match=r"^rows: expected"):
         fit_tunables([], H200)
     with pytest.raises(ValueError, match=r"^rows: expected ok gqa rows"):
         fit_tunables(rows, H200, kind="gqa")
+
+
+def best_key(row):
+    return next(key for key in best_times([row]))
 
 
 def test_saved_table_is_what_the_preset_loads(tmp_path, monkeypatch):
@@ -100,7 +106,7 @@ def test_gqa_evaluation_uses_each_shapes_head_dim():
     from splitkv.tune import evaluate
 
     # gpt-oss-like (8 kv heads, d 64) at batch 8 x 32k: the H200 rule asks 16 programs per SM
-    # at d 64, i.e. 32 splits; the same shape at d 128 gets 16.
+    # at d 64, i.e. 32 splits; the same shape at d 128 (4 per SM) gets 8.
     row = {"provider": "splitkv", "status": "ok", "kind": "gqa", "heads": 64, "kv_heads": 8,
            "context": 32768, "batch": 8, "qlen": 1}  # fmt: skip
     rows = [
@@ -110,4 +116,12 @@ def test_gqa_evaluation_uses_each_shapes_head_dim():
     ]
     fit = evaluate(best_times(rows), DeviceSpec.preset("h200"))
     chosen = {s["head_dim"]: s["chosen_splits"] for s in fit.per_shape}
-    assert chosen == {64: 32, 128: 16}
+    assert chosen == {64: 32, 128: 8}
+
+
+def test_committed_h200_table_matches_the_nvidia_defaults():
+    # The table `splitkv tune` fitted on the H200 is what the preset loads; the NVIDIA defaults
+    # (H100, B200 without a table of their own) carry the same constants, so they cannot drift.
+    assert (device.TUNED_DIR / "h200.json").is_file()
+    h200 = DeviceSpec.preset("h200").tunables
+    assert h200 == dataclasses.replace(device._NVIDIA_TUNABLES, fitted=True)

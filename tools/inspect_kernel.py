@@ -45,7 +45,9 @@ STANDARD = [  # (block_h, block_n, warps, stages, prefetch)
 ]  # fmt: skip
 
 
-def compile_split(block_h, block_n, warps, stages, prefetch, page_size=64, heads=16, arch=90):
+def compile_split(
+    block_h, block_n, warps, stages, prefetch, page_size=64, heads=16, arch=90, maxnreg=None
+):
     dtypes = {
         "q_ptr": "*bf16", "kv_ptr": "*bf16", "page_table_ptr": "*i32", "seq_lens_ptr": "*i32",
         "partial_o_ptr": "*fp32", "partial_lse_ptr": "*fp32",
@@ -62,6 +64,8 @@ def compile_split(block_h, block_n, warps, stages, prefetch, page_size=64, heads
     attrs = {(i,): [["tt.divisibility", 16]] for i in ALIGNED}
     source = ASTSource(mla_split_kernel, signature, constants, attrs)
     options = {"num_warps": warps, "num_stages": stages}
+    if maxnreg:
+        options["maxnreg"] = maxnreg  # ptxas's register cap: more programs per SM
     return triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options)
 
 
@@ -93,6 +97,8 @@ def main() -> None:
     parser.add_argument("--stages", type=int, default=2)
     parser.add_argument("--prefetch", action="store_true")
     parser.add_argument("--page-size", type=int, default=64)
+    parser.add_argument("--heads", type=int, default=16, help="query heads (the row mask)")
+    parser.add_argument("--maxnreg", type=int, default=None, help="cap registers per thread")
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -100,7 +106,10 @@ def main() -> None:
     if args.block_h:
         configs = [(args.block_h, args.block_n, args.warps, args.stages, args.prefetch)]
     for config in configs:
-        kernel = compile_split(*config, page_size=args.page_size, arch=args.arch)
+        kernel = compile_split(
+            *config, page_size=args.page_size, heads=args.heads, arch=args.arch,
+            maxnreg=args.maxnreg,
+        )  # fmt: skip
         names = ("block_h", "block_n", "warps", "stages", "prefetch")
         row = {**dict(zip(names, config, strict=True)), **report(kernel)}
         print(json.dumps(row) if args.json else row)

@@ -40,7 +40,8 @@ def num_partitions(
     `min(two_wave, pages)`. Cap: `max_splits` (the merge holds 256 partials).
 
     MHA-style (`is_mla=False`): a partition is `heads_per_group * batch_size` programs (one per kv
-    head and request), cap `mha_max_splits` (64). Seed 001 leaves three points vague; the choices:
+    head and request), cap `mha_max_splits` (64; 256 on NVIDIA). Seed 001 leaves three points
+    vague; the choices:
     - high occupancy (one partition already fills the GPU): "few partitions, just enough to
       amortise key reads" is taken as `min(work_floor, two_wave)`, which is 1 or 2;
     - the 16-kv-head rule: the cap narrows to 32 from batch 8 up, and once a full unsplit wave
@@ -129,10 +130,12 @@ def resident_programs_per_sm(kind: str, block_h: int, head_dim: int, spec: Devic
     """Stage-1 programs one SM holds at once: MLA tiles of up to 32 rows take
     `programs_per_sm[0]` (16 rows: 92 KB of shared memory, 32 rows: 74 KB and 255 registers,
     both two per H200 SM), 64-row tiles `programs_per_sm[1]`; GQA programs
-    `mha_programs_per_sm` scaled by 128 / head_dim where that rule is set."""
+    `mha_programs_per_sm` times (128 / head_dim) squared where that rule is set (fitted on
+    the H200: 4 per SM at head dim 128, 16 at 64; docs/perf.md v0.2.1)."""
     tun = spec.tunables
     if kind == "gqa" and tun.mha_programs_per_sm is not None:
-        return tun.mha_programs_per_sm * max(1, 128 // max(head_dim, 1))
+        scale = max(1, 128 // max(head_dim, 1))
+        return tun.mha_programs_per_sm * scale * scale
     return tun.programs_per_sm[0] if block_h <= 32 else tun.programs_per_sm[1]
 
 

@@ -144,7 +144,8 @@ def plan_decode(
             last window_left + qlen keys are split.
         schedule: "uniform" (every request cut into num_splits), "balanced" (the batch's key
             blocks cut evenly over num_programs programs per kv head and head block; default:
-            one wave of the device in all), or "auto": balanced where `seq_lens` shows a
+            one wave of the device in all), or "auto": uniform when `num_splits` is given,
+            balanced when only `num_programs` is, else balanced where `seq_lens` shows a
             ragged batch that it would finish sooner (splitkv/schedule.py), else uniform.
         seq_lens: the lengths the plan is for (host ints or a tensor, read once here), used only
             to pick the schedule; a plan serves any lengths within its bounds.
@@ -208,6 +209,10 @@ def plan_decode(
     spec = device_spec if device_spec is not None else DeviceSpec.from_torch(device)
     interpreted = device.type == "cpu"
 
+    # An explicit split count or grid names its schedule: a sweep of num_splits must time
+    # uniform splits, not whatever "auto" would make of the same lengths.
+    if schedule == "auto" and (num_splits is None) != (num_programs is None):
+        schedule = "uniform" if num_programs is None else "balanced"
     rows = num_heads * qlen
     group_rows = rows // num_kv_heads  # query rows one program's kv head serves
     block_h = min(spec.tunables.block_m, max(MIN_DOT, _next_pow2(group_rows)))
@@ -233,38 +238,49 @@ def plan_decode(
         # One wave of stage-1 programs in all, over the kv heads and head blocks.
         num_programs = max(1, wave // (num_kv_heads * num_head_blocks))
     check_int("num_programs", num_programs, 1)
-    if page_prefetch is None:
-        split_keys = -(-max_seq_len // num_splits)
-        programs = batch_size * num_splits * num_kv_heads * num_head_blocks
-        one_wave = programs <= wave
-        page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys, one_wave, spec)
-    short_tile = block_h <= MIN_DOT
-    if block_n is None:
-        # 64-key blocks for 16-row tiles (unless prefetched MLA: two 32-key blocks in flight)
-        # and for MLA's 64-row tile, which gained 27-41% over 32 keys (wide-tile ablation,
-        # docs/perf.md v0.2.0); 32 elsewhere (unmeasured) and in the interpreter.
-        short_64 = short_tile and not (page_prefetch and kind == "mla")
-        wide_mla = kind == "mla" and block_h >= 64
-        block_n = 64 if not interpreted and (short_64 or wide_mla) else 32
-    check_int("block_n", block_n, MIN_DOT, 256)
-    check_pow2("block_n", block_n)
-    if num_warps is None:
-        num_warps = 8 if block_h >= 64 else 4
-    if num_stages is None:
-        # With page ids a block ahead, 3 stages keep two KV blocks in flight (docs/perf.md).
-        num_stages = 3 if page_prefetch and short_tile else 2
     if schedule == "auto":
         schedule = "uniform"
         if lengths:
+            # The model counts 64-key blocks: the unit cancels between the two schedules.
+            unit = block_n or 64
             schedule = pick_schedule(
                 lengths,
                 num_splits,
                 num_programs,
                 num_kv_heads * num_head_blocks,
                 wave,
-                block_n,
+                unit,
                 spec.tunables.balanced_cost,
             )
+    balanced = schedule == "balanced"
+    short_tile = block_h <= MIN_DOT
+    # Balanced MLA programs of <= 32 rows: page ids a block ahead with one 64-key buffer
+    # (schedule ablation, docs/perf.md v0.2.1: -5% for 1 x 327,600 + 47 short at qlen 1 and 2).
+    balanced_prefetch = page_prefetch is None and balanced and balanced_prefetch_pays(
+        kind, block_h, sum(lengths) if lengths else batch_size * max_seq_len, num_programs, spec
+    )  # fmt: skip
+    if page_prefetch is None:
+        split_keys = -(-max_seq_len // num_splits)
+        programs = batch_size * num_splits * num_kv_heads * num_head_blocks
+        one_wave = programs <= wave
+        page_prefetch = balanced_prefetch or (
+            not balanced and prefetch_pays(kind, block_h, group_rows, split_keys, one_wave, spec)
+        )
+    if block_n is None:
+        # 64-key blocks for 16-row tiles (unless prefetched MLA: two 32-key blocks in flight)
+        # and for MLA's 64-row tile, which gained 27-41% over 32 keys (wide-tile ablation,
+        # docs/perf.md v0.2.0); 32 elsewhere (unmeasured) and in the interpreter.
+        short_64 = short_tile and not (page_prefetch and kind == "mla")
+        wide_mla = kind == "mla" and block_h >= 64
+        block_n = 64 if not interpreted and (short_64 or wide_mla or balanced_prefetch) else 32
+    check_int("block_n", block_n, MIN_DOT, 256)
+    check_pow2("block_n", block_n)
+    if num_warps is None:
+        num_warps = 8 if block_h >= 64 else 4
+    if num_stages is None:
+        # With page ids a block ahead, 3 stages keep two KV blocks in flight (docs/perf.md);
+        # the balanced kernel's measured win kept 2 stages of 64-key blocks.
+        num_stages = 3 if page_prefetch and short_tile and not balanced_prefetch else 2
     if dependent_launch is None:
         dependent_launch = spec.dependent_launch and not interpreted
     # Slots for the balanced schedule's partials: one per (program, request) piece.
@@ -274,7 +290,6 @@ def plan_decode(
         # Uniform: one tile holds all of a row's partials. Balanced: most rows have one or two
         # partials and a long request's up to num_programs; a 256-row tile there made every
         # one of the batch's merge programs pay for its registers (H200, docs/perf.md v0.2.0).
-        balanced = schedule == "balanced"
         most_partials = min(BALANCED_MERGE_BLOCK_S, num_programs) if balanced else num_splits
         merge_block_s = min(MAX_SPLITS, _next_pow2(most_partials))
     check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
@@ -340,6 +355,19 @@ def prefetch_pays(
     if split_keys < tun.prefetch_min_split_keys:
         return False
     return group_rows == block_h or (one_wave and split_keys <= tun.prefetch_split_keys)
+
+
+def balanced_prefetch_pays(
+    kind: str, block_h: int, total_keys: int, num_programs: int, spec
+) -> bool:
+    """Whether the balanced schedule's programs prefetch page ids by default: MLA programs of
+    at most 32 rows (12 heads at qlen 1 and 2 gained 5% on the H200; the 64-row tile at qlen
+    4 lost 10%), on a device whose tunables measured prefetch, and at least
+    `prefetch_min_split_keys` keys per program (one-block programs lose, as for splits)."""
+    tun = spec.tunables
+    if kind != "mla" or block_h > 2 * MIN_DOT or tun.prefetch_split_keys <= 0:
+        return False
+    return total_keys >= tun.prefetch_min_split_keys * num_programs
 
 
 def default_merge_d_split(head_dim_v: int) -> int:

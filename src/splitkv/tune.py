@@ -28,7 +28,7 @@ GQA_CANDIDATES = {  # GQA/MHA: the MHA-style fill rule (None: seed 001's branch)
     "mha_programs_per_sm": [None, 2, 4, 8, 16],
     "mha_split_page_size": [64, 128, 256, 512],
     "max_pages_per_split": [2, 5, 10, 20],
-    "mha_max_splits": [16, 32, 64, 128],
+    "mha_max_splits": [16, 32, 64, 128, 256],
 }
 # kind, heads, kv heads, context, batch, qlen, head dim (GQA's rule depends on it)
 ShapeKey = tuple[str, int, int, int, int, int, int]
@@ -42,6 +42,8 @@ def best_times(rows: Iterable[dict]) -> dict[ShapeKey, dict[int, float]]:
             continue
         if row.get("label"):
             continue  # ragged and prefix batches are not part of the fit
+        if row.get("schedule", "uniform") != "uniform":
+            continue  # the fill rule picks split counts of the uniform schedule only
         key = (
             row.get("kind", "mla"),
             row["heads"],

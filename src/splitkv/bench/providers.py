@@ -34,10 +34,17 @@ class Prepared:
     result: Callable[[], tuple[torch.Tensor, torch.Tensor | None]]
     num_splits: int
     merge_run: Callable[[], object] | None = None  # stage 2 alone, where it can run alone
+    schedule: str = ""  # splitkv's stage-1 schedule ("uniform", "balanced x 264 programs")
 
 
 class Unsupported(Exception):
     """The provider cannot run this shape (say why)."""
+
+
+def describe_schedule(plan: splitkv.DecodePlan) -> str:
+    if plan.schedule == "balanced":
+        return f"balanced x {plan.num_programs} programs"
+    return plan.schedule
 
 
 def prepare_splitkv(case: MlaCase | GqaCase, **plan_knobs) -> Prepared:
@@ -72,6 +79,7 @@ def prepare_splitkv(case: MlaCase | GqaCase, **plan_knobs) -> Prepared:
         run=run,
         result=lambda: (out, lse),
         num_splits=plan.num_splits,
+        schedule=describe_schedule(plan),
         merge_run=lambda: merge_workspace(
             plan, case.seq_lens, out, lse, max_seq_len=max_seq_len, sinks=sinks
         ),

@@ -9,8 +9,8 @@ from pathlib import Path
 
 CSV_FIELDS = [
     "provider", "variant", "label", "heads", "context", "batch", "qlen", "page_size", "dtype",
-    "shared_prefix", "num_splits", "p20_us", "p50_us", "p80_us", "gb_per_s", "tflop_per_s",
-    "frac_read_ceiling", "unique_frac_read_ceiling", "frac_matmul", "merge_p50_us",
+    "shared_prefix", "num_splits", "schedule", "p20_us", "p50_us", "p80_us", "gb_per_s",
+    "tflop_per_s", "frac_read_ceiling", "unique_frac_read_ceiling", "frac_matmul", "merge_p50_us",
     "merge_share", "rel_error", "status", "gpu", "command",
 ]  # fmt: skip
 
@@ -44,9 +44,9 @@ def markdown(result: dict) -> str:
         f"{ceil['read_bytes_per_s'] / 1e12:.2f} TB/s, "
         f"bf16 matmul {ceil['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s.",
         "",
-        "| provider | variant | heads | shape | qlen | splits | p50 us (p20-p80) | GB/s "
-        "| of read ceiling | TFLOP/s | of matmul | merge share | status |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| provider | variant | heads | shape | qlen | splits | schedule | p50 us (p20-p80) "
+        "| GB/s | of read ceiling | TFLOP/s | of matmul | merge share | status |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in result["rows"]:
         shape = r["label"] or f"{r['context']} x {r['batch']}"
@@ -55,12 +55,14 @@ def markdown(result: dict) -> str:
             merge = f"{r['merge_share']:.1%}" if "merge_share" in r else ""
             timing = f"{r['p50_us']:.1f} ({r['p20_us']:.1f}-{r['p80_us']:.1f})"
             lines.append(
-                f"{head}| {r['num_splits']} | {timing} | {r['gb_per_s']:.0f} "
+                f"{head}| {r['num_splits']} | {r.get('schedule', '')} | {timing} "
+                f"| {r['gb_per_s']:.0f} "
                 f"| {r['frac_read_ceiling']:.1%} | {r['tflop_per_s']:.1f} "
                 f"| {r['frac_matmul']:.1%} | {merge} | ok |"
             )
         else:
-            lines.append(f"{head}| {r.get('num_splits', '')} | | | | | | | {r.get('status')} |")
+            splits = f"{r.get('num_splits', '')} | {r.get('schedule', '')}"
+            lines.append(f"{head}| {splits} | | | | | | | {r.get('status')} |")
     return "\n".join(lines) + "\n"
 
 

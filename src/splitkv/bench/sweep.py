@@ -219,7 +219,12 @@ def _measure(provider, cases, knobs, ref_out, shape, ceilings, rep_ms, measure_m
     out, _ = prepared[0].result()
     error = relative_error(out, ref_out)
     status = "ok" if error <= TOLERANCES[out.dtype] else f"wrong: relative error {error:.2e}"
-    result = {"num_splits": prepared[0].num_splits, "rel_error": error, "status": status}
+    result = {
+        "num_splits": prepared[0].num_splits,
+        "schedule": prepared[0].schedule,
+        "rel_error": error,
+        "status": status,
+    }
     if status != "ok":
         return result
     p20, p50, p80 = _per_call_times([p.run for p in prepared], rep_ms)
