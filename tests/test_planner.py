@@ -314,6 +314,11 @@ def test_h200_wide_mla_tile_takes_64_key_blocks():
     assert (medium.block_h, medium.block_n) == (32, 32)
     gqa = splitkv.plan_decode(8, 68096, 64, kind="gqa", device="meta", device_spec=H200)
     assert (gqa.block_h, gqa.block_n) == (64, 32)
+    # Head dim 64 (gpt-oss): 128-key blocks, the 32 KB of K + V that 64 keys are at d 128.
+    oss = dict(kind="gqa", num_kv_heads=8, head_dim=64, device="meta", device_spec=H200)
+    assert splitkv.plan_decode(8, 32768, 64, **oss).block_n == 128
+    assert splitkv.plan_decode(8, 32768, 64, **oss, schedule="balanced").block_n == 64
+    assert splitkv.plan_decode(8, 32768, 64, **{**oss, "head_dim": 128}).block_n == 64
 
 
 def test_programs_per_sm_follow_the_tile():
