@@ -24,7 +24,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from splitkv.kernels.mla_split import mla_split_kernel
+from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
 
 POINTERS = ("q_ptr", "kv_ptr", "page_table_ptr", "seq_lens_ptr", "partial_o_ptr", "partial_lse_ptr")
 SCALARS = (
@@ -46,8 +46,9 @@ STANDARD = [  # (block_h, block_n, warps, stages, prefetch)
 
 
 def compile_split(
-    block_h, block_n, warps, stages, prefetch, page_size=64, heads=16, arch=90, maxnreg=None
-):
+    block_h, block_n, warps, stages, prefetch, page_size=64, heads=16, arch=90, maxnreg=None,
+    balanced_batch=0,
+):  # fmt: skip
     dtypes = {
         "q_ptr": "*bf16", "kv_ptr": "*bf16", "page_table_ptr": "*i32", "seq_lens_ptr": "*i32",
         "partial_o_ptr": "*fp32", "partial_lse_ptr": "*fp32",
@@ -60,9 +61,15 @@ def compile_split(
         "BLOCK_DPE": 64, "PAGE_SIZE": page_size, "BLOCK_H": block_h, "BLOCK_N": block_n,
         "SPLIT_MAJOR": True, "PREFETCH_PAGE": prefetch,
     }  # fmt: skip
+    kernel = mla_split_kernel
+    if balanced_batch:  # the balanced schedule's stage 1 (`num_programs` in place of splits)
+        kernel = mla_balanced_kernel
+        signature = {("num_programs" if k == "num_splits" else k): v for k, v in signature.items()}
+        del constants["SPLIT_MAJOR"]
+        constants["BLOCK_B"] = 1 << (balanced_batch - 1).bit_length()
     signature.update({name: "constexpr" for name in constants})
     attrs = {(i,): [["tt.divisibility", 16]] for i in ALIGNED}
-    source = ASTSource(mla_split_kernel, signature, constants, attrs)
+    source = ASTSource(kernel, signature, constants, attrs)
     options = {"num_warps": warps, "num_stages": stages}
     if maxnreg:
         options["maxnreg"] = maxnreg  # ptxas's register cap: more programs per SM
@@ -99,6 +106,7 @@ def main() -> None:
     parser.add_argument("--page-size", type=int, default=64)
     parser.add_argument("--heads", type=int, default=16, help="query heads (the row mask)")
     parser.add_argument("--maxnreg", type=int, default=None, help="cap registers per thread")
+    parser.add_argument("--balanced-batch", type=int, default=0, help="the balanced kernel")
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -108,7 +116,7 @@ def main() -> None:
     for config in configs:
         kernel = compile_split(
             *config, page_size=args.page_size, heads=args.heads, arch=args.arch,
-            maxnreg=args.maxnreg,
+            maxnreg=args.maxnreg, balanced_batch=args.balanced_batch,
         )  # fmt: skip
         names = ("block_h", "block_n", "warps", "stages", "prefetch")
         row = {**dict(zip(names, config, strict=True)), **report(kernel)}

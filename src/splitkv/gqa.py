@@ -133,7 +133,8 @@ def _launch(
     ws = plan.workspace
     per_program = call.num_kv_heads * plan.num_head_blocks
     if plan.schedule == "balanced":
-        kernel, grid = gqa_balanced_kernel, plan.num_programs * per_program
+        # One program per partial slot (kernels/balanced.py).
+        kernel, grid = gqa_balanced_kernel, (plan.num_programs + call.batch) * per_program
         schedule_args, schedule_consts = (plan.num_programs,), {"BLOCK_B": plan.block_b}
     else:
         kernel, grid = gqa_split_kernel, plan.num_splits * call.batch * per_program

@@ -131,7 +131,9 @@ def _launch(
     max_seq_len = page_table.shape[1] * call.page_size
     balanced = plan.schedule == "balanced"
     if balanced:
-        kernel, grid = mla_balanced_kernel, plan.num_programs * plan.num_head_blocks
+        # One program per partial slot (kernels/balanced.py).
+        slots = plan.num_programs + call.batch
+        kernel, grid = mla_balanced_kernel, slots * plan.num_head_blocks
         schedule_args, schedule_consts = (plan.num_programs,), {"BLOCK_B": plan.block_b}
     else:
         kernel, grid = mla_split_kernel, plan.num_splits * call.batch * plan.num_head_blocks

@@ -9,10 +9,14 @@ each (program, request) piece writes one partial per query row to slot p + b of 
 computed on the device from seq_lens, so a CUDA graph replays it for any lengths with the same
 grid.
 
-With more programs than blocks some programs own nothing. Such a program p (lo = hi) marks
-slot p + b, b the request holding block lo, with lse -inf: that slot lies in b's range when lo
-is inside b, and in no request's range when lo starts b (the merge never reads it then). So the
-merge reads every slot of a request's range without asking which programs were empty.
+Stage 1 runs one launched program per slot, not per schedule program: the program for slot
+s finds the one piece (p, b) with p + b = s whose program range meets request b's blocks
+(`piece_of_slot`), so its key loop is the uniform kernel's flat loop over one key range and
+holds no batch-wide state (the nested piece loop compiled to 255 registers and 280 bytes of
+spills at 12 heads, against the uniform kernel's 209 and none). Where program p owns no block
+of b although s lies in b's slot range (more programs than blocks), the slot's program marks
+it lse -inf, so the merge reads every slot of a request's range without asking which programs
+were empty.
 """
 
 import triton
@@ -47,20 +51,46 @@ def request_blocks(
 
 
 @triton.jit
-def mark_if_empty(partial_lse_ptr, lo, hi, cu_end, batch, num_programs, program, rows, row_ok):
-    """An empty program's lse -inf in the slot the merge reads for it (see above)."""
-    if lo >= hi:
-        request = request_of_block(cu_end, lo)
-        if request < batch:
-            slot = rows.to(tl.int64) * (num_programs + batch) + program + request
-            tl.store(partial_lse_ptr + slot, tl.full(rows.shape, float("-inf"), tl.float32), row_ok)
+def piece_of_slot(
+    seq_lens_ptr,
+    batch,
+    max_seq_len,
+    window_left,
+    slot,
+    num_programs,
+    QLEN: tl.constexpr,
+    BLOCK_B: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+):
+    """The piece that writes `slot`: (request, its global block range [lo, hi), the request's
+    first global block, length and first visible key). request is `batch` where no request's
+    slot range holds `slot` (nothing to write); lo >= hi where it does but the piece's program
+    owns none of the request's blocks (write lse -inf)."""
+    lens, firsts, blocks, cu_end, total = request_blocks(
+        seq_lens_ptr, batch, max_seq_len, window_left, QLEN, BLOCK_B, BLOCK_N, HAS_WINDOW
+    )
+    total = tl.maximum(total, 1)  # an empty batch: no request holds a slot (blocks are 0)
+    b = tl.arange(0, BLOCK_B)
+    starts = cu_end - blocks
+    program = slot - b  # the program that would write slot for request b
+    first = program_of_block(starts, num_programs, total)
+    last = program_of_block(cu_end - 1, num_programs, total)
+    holds = (b < batch) & (blocks > 0) & (program >= first) & (program <= last)
+    request = tl.where(tl.sum(holds.to(tl.int32), 0) > 0, tl.sum(tl.where(holds, b, 0), 0), batch)
+    program = (slot - request).to(tl.int64)
+    start = pick(starts, request, BLOCK_B)
+    end = pick(cu_end, request, BLOCK_B)
+    lo = tl.maximum(start, (program * total // num_programs).to(tl.int32))
+    hi = tl.minimum(end, ((program + 1) * total // num_programs).to(tl.int32))
+    first_key = pick(firsts, request, BLOCK_B)
+    return request, lo, hi, start, pick(lens, request, BLOCK_B), first_key
 
 
 @triton.jit
-def request_of_block(cu_end, block):
-    """The request holding global block `block` (requests without keys end at or before it);
-    `batch` or more where no request does."""
-    return tl.sum((cu_end <= block).to(tl.int32), 0)
+def mark_empty(partial_lse_ptr, slots, row_ok):
+    """lse -inf for a slot whose piece has no keys (see above): the merge weighs it 0."""
+    tl.store(partial_lse_ptr + slots, tl.full(slots.shape, float("-inf"), tl.float32), row_ok)
 
 
 @triton.jit

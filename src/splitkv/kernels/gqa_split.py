@@ -11,7 +11,7 @@ Row r of a request is query position r // q_heads, query head r % q_heads.
 import triton
 import triton.language as tl
 
-from splitkv.kernels.balanced import mark_if_empty, pick, request_blocks, request_of_block
+from splitkv.kernels.balanced import mark_empty, piece_of_slot
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.online_softmax import softmax_step, store_partial
 from splitkv.kernels.paged import (
@@ -287,80 +287,85 @@ def gqa_balanced_kernel(
     HAS_CAP: tl.constexpr,
     RELEASE_MERGE: tl.constexpr = False,
 ):
-    """Stage 1 on the balanced schedule (kernels/balanced.py), per kv head and head block."""
+    """Stage 1 on the balanced schedule (kernels/balanced.py): one program per slot of a kv
+    head's head block, attending the one piece of the schedule that writes that slot."""
     release_dependent_grid(RELEASE_MERGE)
     GROUP: tl.constexpr = NUM_Q_HEADS // NUM_KV_HEADS
-    program = tl.program_id(0) % num_programs
-    kv_head = (tl.program_id(0) // num_programs) % NUM_KV_HEADS
-    head_block = tl.program_id(0) // (num_programs * NUM_KV_HEADS)
-    lens, firsts, blocks, cu_end, total = request_blocks(
+    num_slots = num_programs + batch
+    slot = tl.program_id(0) % num_slots
+    kv_head = (tl.program_id(0) // num_slots) % NUM_KV_HEADS
+    head_block = tl.program_id(0) // (num_slots * NUM_KV_HEADS)
+    request, lo, hi, first_block, seq_len, first_key = piece_of_slot(
         seq_lens_ptr,
         batch,
         max_pages * PAGE_SIZE,
         window_left,
+        slot,
+        num_programs,
         QLEN,
         BLOCK_B,
         BLOCK_N,
         HAS_WINDOW,
     )
-    lo = (program.to(tl.int64) * total // num_programs).to(tl.int32)
-    hi = ((program.to(tl.int64) + 1) * total // num_programs).to(tl.int32)
     row_ok, q_pos, q_head = gqa_rows(kv_head, head_block, GROUP, QLEN, BLOCK_H)
-    rows = q_pos * NUM_Q_HEADS + q_head
-    mark_if_empty(partial_lse_ptr, lo, hi, cu_end, batch, num_programs, program, rows, row_ok)
-    d = tl.arange(0, BLOCK_D)
-    while lo < hi:
-        request = request_of_block(cu_end, lo)
-        request_end = pick(cu_end, request, BLOCK_B)
-        first_block = request_end - pick(blocks, request, BLOCK_B)
-        piece_end = tl.minimum(hi, request_end)
-        seq_len = pick(lens, request, BLOCK_B)
-        first_key = pick(firsts, request, BLOCK_B)
-        q, row_ok, q_pos, q_head = gqa_load_queries(
-            q_ptr,
-            request,
-            kv_head,
-            head_block,
-            stride_q_batch,
-            stride_q_pos,
-            stride_q_head,
-            GROUP,
-            QLEN,
-            HEAD_DIM,
-            BLOCK_D,
-            BLOCK_H,
-        )
-        m_i, l_i, acc = gqa_attend_keys(
-            q,
-            k_ptr,
-            v_ptr,
-            page_table_ptr + request.to(tl.int64) * stride_table_batch,
-            first_key + (lo - first_block) * BLOCK_N,
-            tl.minimum(first_key + (piece_end - first_block) * BLOCK_N, seq_len),
-            seq_len - QLEN + q_pos,
-            kv_head,
-            num_pages,
-            stride_k_page,
-            stride_k_slot,
-            stride_k_head,
-            stride_v_page,
-            stride_v_slot,
-            stride_v_head,
-            scale,
-            logit_cap,
-            window_left,
-            HEAD_DIM,
-            BLOCK_D,
-            PAGE_SIZE,
-            BLOCK_H,
-            BLOCK_N,
-            PREFETCH_PAGE,
-            HAS_WINDOW,
-            HAS_CAP,
-        )
-        # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
-        slot = rows.to(tl.int64) * (num_programs + batch) + program + request
-        store_partial(
-            partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d < HEAD_DIM, HEAD_DIM
-        )
-        lo = piece_end
+    # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
+    slots = (q_pos * NUM_Q_HEADS + q_head).to(tl.int64) * num_slots + slot
+    if request < batch:
+        if lo >= hi:
+            mark_empty(partial_lse_ptr, slots, row_ok)
+        else:
+            q, row_ok, q_pos, q_head = gqa_load_queries(
+                q_ptr,
+                request,
+                kv_head,
+                head_block,
+                stride_q_batch,
+                stride_q_pos,
+                stride_q_head,
+                GROUP,
+                QLEN,
+                HEAD_DIM,
+                BLOCK_D,
+                BLOCK_H,
+            )
+            m_i, l_i, acc = gqa_attend_keys(
+                q,
+                k_ptr,
+                v_ptr,
+                page_table_ptr + request.to(tl.int64) * stride_table_batch,
+                first_key + (lo - first_block) * BLOCK_N,
+                tl.minimum(first_key + (hi - first_block) * BLOCK_N, seq_len),
+                seq_len - QLEN + q_pos,
+                kv_head,
+                num_pages,
+                stride_k_page,
+                stride_k_slot,
+                stride_k_head,
+                stride_v_page,
+                stride_v_slot,
+                stride_v_head,
+                scale,
+                logit_cap,
+                window_left,
+                HEAD_DIM,
+                BLOCK_D,
+                PAGE_SIZE,
+                BLOCK_H,
+                BLOCK_N,
+                PREFETCH_PAGE,
+                HAS_WINDOW,
+                HAS_CAP,
+            )
+            d = tl.arange(0, BLOCK_D)
+            store_partial(
+                partial_o_ptr,
+                partial_lse_ptr,
+                slots,
+                row_ok,
+                m_i,
+                l_i,
+                acc,
+                d,
+                d < HEAD_DIM,
+                HEAD_DIM,
+            )

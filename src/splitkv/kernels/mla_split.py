@@ -12,7 +12,7 @@ Row r of a request is query position r // heads, head r % heads (q's own memory 
 import triton
 import triton.language as tl
 
-from splitkv.kernels.balanced import mark_if_empty, pick, request_blocks, request_of_block
+from splitkv.kernels.balanced import mark_empty, piece_of_slot
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.online_softmax import softmax_step, store_partial
 from splitkv.kernels.paged import (
@@ -270,76 +270,69 @@ def mla_balanced_kernel(
     PREFETCH_PAGE: tl.constexpr,
     RELEASE_MERGE: tl.constexpr = False,
 ):
-    """Stage 1 on the balanced schedule (kernels/balanced.py): program p of a head block walks
-    its even share of the batch's key blocks, one partial per request it touches."""
+    """Stage 1 on the balanced schedule (kernels/balanced.py): one program per slot of a head
+    block, attending the one piece of the schedule that writes that slot."""
     release_dependent_grid(RELEASE_MERGE)
-    program = tl.program_id(0) % num_programs
-    head_block = tl.program_id(0) // num_programs
-    lens, _, blocks, cu_end, total = request_blocks(
-        seq_lens_ptr, batch, max_pages * PAGE_SIZE, 0, QLEN, BLOCK_B, BLOCK_N, False
-    )
-    lo = (program.to(tl.int64) * total // num_programs).to(tl.int32)
-    hi = ((program.to(tl.int64) + 1) * total // num_programs).to(tl.int32)
+    num_slots = num_programs + batch
+    slot = tl.program_id(0) % num_slots
+    head_block = tl.program_id(0) // num_slots
+    request, lo, hi, first_block, seq_len, _ = piece_of_slot(
+        seq_lens_ptr, batch, max_pages * PAGE_SIZE, 0, slot, num_programs, QLEN, BLOCK_B,
+        BLOCK_N, False,
+    )  # fmt: skip
     rows = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
-    mark_if_empty(
-        partial_lse_ptr, lo, hi, cu_end, batch, num_programs, program, rows, rows < QLEN * NUM_HEADS
-    )
-    dv = tl.arange(0, BLOCK_DV)
-    while lo < hi:
-        request = request_of_block(cu_end, lo)
-        request_end = pick(cu_end, request, BLOCK_B)
-        first_block = request_end - pick(blocks, request, BLOCK_B)
-        piece_end = tl.minimum(hi, request_end)
-        seq_len = pick(lens, request, BLOCK_B)
-        q_nope, q_pe, rows, row_ok, q_pos = mla_load_queries(
-            q_ptr,
-            request,
-            head_block,
-            stride_q_batch,
-            stride_q_pos,
-            stride_q_head,
-            NUM_HEADS,
-            QLEN,
-            HEAD_DIM_V,
-            HEAD_DIM_PE,
-            BLOCK_DV,
-            BLOCK_DPE,
-            BLOCK_H,
-        )
-        table_row = page_table_ptr + request.to(tl.int64) * stride_table_batch
-        m_i, l_i, acc = mla_attend_keys(
-            q_nope,
-            q_pe,
-            kv_ptr,
-            table_row,
-            (lo - first_block) * BLOCK_N,
-            tl.minimum((piece_end - first_block) * BLOCK_N, seq_len),
-            seq_len - QLEN + q_pos,
-            num_pages,
-            stride_kv_page,
-            stride_kv_slot,
-            scale_log2,
-            HEAD_DIM_V,
-            HEAD_DIM_PE,
-            BLOCK_DV,
-            BLOCK_DPE,
-            PAGE_SIZE,
-            BLOCK_H,
-            BLOCK_N,
-            PREFETCH_PAGE,
-        )
-        # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
-        slot = rows.to(tl.int64) * (num_programs + batch) + program + request
-        store_partial(
-            partial_o_ptr,
-            partial_lse_ptr,
-            slot,
-            row_ok,
-            m_i,
-            l_i,
-            acc,
-            dv,
-            dv < HEAD_DIM_V,
-            HEAD_DIM_V,
-        )
-        lo = piece_end
+    # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
+    slots = rows.to(tl.int64) * num_slots + slot
+    if request < batch:
+        if lo >= hi:
+            mark_empty(partial_lse_ptr, slots, rows < QLEN * NUM_HEADS)
+        else:
+            q_nope, q_pe, rows, row_ok, q_pos = mla_load_queries(
+                q_ptr,
+                request,
+                head_block,
+                stride_q_batch,
+                stride_q_pos,
+                stride_q_head,
+                NUM_HEADS,
+                QLEN,
+                HEAD_DIM_V,
+                HEAD_DIM_PE,
+                BLOCK_DV,
+                BLOCK_DPE,
+                BLOCK_H,
+            )
+            m_i, l_i, acc = mla_attend_keys(
+                q_nope,
+                q_pe,
+                kv_ptr,
+                page_table_ptr + request.to(tl.int64) * stride_table_batch,
+                (lo - first_block) * BLOCK_N,
+                tl.minimum((hi - first_block) * BLOCK_N, seq_len),
+                seq_len - QLEN + q_pos,
+                num_pages,
+                stride_kv_page,
+                stride_kv_slot,
+                scale_log2,
+                HEAD_DIM_V,
+                HEAD_DIM_PE,
+                BLOCK_DV,
+                BLOCK_DPE,
+                PAGE_SIZE,
+                BLOCK_H,
+                BLOCK_N,
+                PREFETCH_PAGE,
+            )
+            dv = tl.arange(0, BLOCK_DV)
+            store_partial(
+                partial_o_ptr,
+                partial_lse_ptr,
+                slots,
+                row_ok,
+                m_i,
+                l_i,
+                acc,
+                dv,
+                dv < HEAD_DIM_V,
+                HEAD_DIM_V,
+            )
