@@ -65,7 +65,7 @@ def main() -> None:
         lens = case.seq_lens.clone()
         lens[2] = 1 << 30
         splitkv.gqa_decode(case.q, case.k_cache, case.v_cache, table, lens)
-    # The balanced schedule (while loops over pieces) and merge_states, corrupt lengths too.
+    # The balanced schedule (one program per piece slot) and merge_states, corrupt lengths too.
     lengths = [1, 63, 64, 65, 4096, 0, 2]
     case = random_mla_case(lengths, 12, page_size=64, dtype=torch.bfloat16, device=dev)
     for programs in (1, 7, 300):
