@@ -98,6 +98,16 @@ def test_replays_with_new_lengths(dtype, device):
         check_against_reference(got, lse, *splitkv.reference.mla_decode(*case.args))
 
 
+def test_fewer_requests_than_the_plan(dtype, device):
+    # The grid and the slot layout follow the call's batch (num_programs + batch slots per row),
+    # so a plan for 8 requests serves 3 with stale NaN in the unused part of the workspace.
+    plan = balanced_plan(RAGGED, 4, 7, dtype=dtype, device=device)
+    plan.workspace.partial_o.fill_(float("nan"))
+    plan.workspace.partial_lse.fill_(float("nan"))
+    case = random_mla_case([300, 0, 17], 4, page_size=16, dtype=dtype, device=device)
+    run_and_check(case, plan)
+
+
 def test_corrupt_lengths_stay_in_bounds(dtype, device):
     case = random_mla_case([40, 40, 40], 2, page_size=16, dtype=dtype, device=device)
     lens = torch.tensor([40, 1 << 30, -7], dtype=torch.int32, device=device)
