@@ -83,6 +83,18 @@ def test_window_cap_and_sinks_together(dtype, device):
     run_and_check(case, window_left=17, logit_cap=5.0, sinks=sinks)
 
 
+def test_128_key_blocks_with_sinks_window_and_small_pages(dtype, device):
+    # Head dim 64 takes 128-key blocks on NVIDIA (plan.py): blocks spanning many pages, a split
+    # shorter than one block, a window edge inside a block.
+    case = random_gqa_case([300, 1, 129, 0], 8, 2, 64, page_size=4, dtype=dtype, device=device)
+    sinks = torch.randn(8, device=device)
+    for splits, window in ((1, -1), (5, -1), (3, 70)):
+        plan = splitkv.plan_decode(4, 304, 8, page_size=4, dtype=dtype, device=device, kind="gqa",
+                                   num_kv_heads=2, head_dim=64, num_splits=splits, block_n=128,
+                                   window_left=window)  # fmt: skip
+        run_and_check(case, plan=plan, sinks=sinks, window_left=window)
+
+
 def test_zero_length_gives_zero_and_minus_inf(dtype, device):
     case = random_gqa_case([0, 9], 4, 2, 32, dtype=dtype, device=device)
     out, lse = run_and_check(case)
@@ -101,6 +113,7 @@ def test_splits_orders_tilings_and_prefetch_agree(dtype, device):
         {"num_splits": 4, "grid_order": "batch_major"},
         {"num_splits": 4, "merge_block_s": 1, "merge_d_split": 1},
         {"num_splits": 4, "page_prefetch": True, "num_stages": 3},
+        {"num_splits": 3, "block_n": 128},  # the H200 default's key block at head dim 64
     ]
     for knobs in variants:
         plan = splitkv.plan_decode(4, 320, 8, page_size=16, dtype=dtype, device=device,
