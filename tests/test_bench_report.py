@@ -7,7 +7,13 @@ import pytest
 
 from splitkv.bench.ablations import ABLATIONS, ablation_shapes
 from splitkv.bench.report import write_results
-from splitkv.bench.shapes import BenchShape, grid_shapes, shared_prefix_shape, special_shapes
+from splitkv.bench.shapes import (
+    BenchShape,
+    grid_shapes,
+    prefix_mix_shape,
+    shared_prefix_shape,
+    special_shapes,
+)
 
 
 def test_bytes_and_flops_of_a_shape():
@@ -24,6 +30,14 @@ def test_shared_prefix_counts_unique_bytes_once():
     assert shape.unique_bytes == (327600 + 7 * (327600 - 308736) + 8 * 12) * 1152
 
 
+def test_prefix_mix_counts_each_groups_prefix_once():
+    mix = prefix_mix_shape(12)
+    assert mix.batch == 48 and len(mix.prefix_groups) == 6
+    assert min(mix.lengths) == 16384 + 100 and max(mix.lengths) == 65536 + 4000
+    shared = sum(7 * prefix for _, prefix in mix.prefix_groups)
+    assert mix.unique_bytes == (sum(mix.lengths) - shared + 48 * 12) * 1152
+
+
 def test_standard_sweep_skips_shapes_over_40_gb():
     shapes = grid_shapes()
     assert len(shapes) == 42  # 45 minus 327600 x 128 at every head count
@@ -32,12 +46,14 @@ def test_standard_sweep_skips_shapes_over_40_gb():
 
 
 def test_ablations_cover_the_issue_shapes():
-    assert len(ablation_shapes()) == 20 and len(ablation_shapes(True)) == 22
+    # with the shared prefix: the 8 x 327,600 batch at 12 and 16 heads and the 6-group mix
+    assert len(ablation_shapes()) == 20 and len(ablation_shapes(True)) == 23
     trials, _, merge_time = ABLATIONS["merge"]
     assert merge_time and trials[1].knobs == {"merge_block_s": 1, "merge_d_split": 1}
     trials, make_shapes, _ = ABLATIONS["schedule"]
     labels = {s.label for s in make_shapes()}
     assert {"ragged", "1x327600+47 short qlen 2", "1x327600+47 short qlen 4"} <= labels
+    assert "48 in 6 prefix groups" not in labels  # shared pages: the grid-order ablation
     assert trials[1].knobs == {"schedule": "uniform"}
     assert trials[2].knobs == {"schedule": "balanced", "page_prefetch": False}
 

@@ -36,6 +36,24 @@ def test_no_sharing_and_empty_groups(dtype, device):
     check(case, [([0, 1], 0), ([], 3)])
 
 
+def test_prefix_groups_built_by_the_test_inputs(dtype, device):
+    # random_mla_case(prefix_groups=...): each group's members hold the same page ids in their
+    # leading columns, no page is shared across groups, a request in no group shares nothing.
+    lengths = [130, 100, 64, 90, 60, 33, 45]
+    groups = [([0, 1, 2], 64), ([3, 5], 32), ([4], 16)]
+    case = random_mla_case(lengths, 4, qlen=2, page_size=16, dtype=dtype, device=device,
+                           prefix_groups=groups)  # fmt: skip
+    table = case.page_table.cpu()
+    assert torch.equal(table[0, :4], table[1, :4]) and torch.equal(table[0, :4], table[2, :4])
+    assert torch.equal(table[3, :2], table[5, :2]) and not torch.equal(table[3, 2], table[5, 2])
+    used = [set(table[b, : -(-n // 16)].tolist()) for b, n in enumerate(lengths)]
+    assert not (used[0] & used[3]) and not (used[6] & set().union(*used[:6]))
+    assert case.sharing == (((0, 1, 2), 64), ((3, 5), 32), ((4,), 16))
+    check(case, [(m, tokens // 16) for m, tokens in groups])
+    with pytest.raises(ValueError, match=r"^prefix_groups"):
+        random_mla_case(lengths, 4, page_size=16, prefix_groups=[([0, 1], 16), ([1], 16)])
+
+
 def test_two_groups_with_different_prefixes(dtype, device):
     first = random_mla_case(
         [300, 200, 150], 4, qlen=2, page_size=16, dtype=dtype, device=device, shared_prefix=128

@@ -8,6 +8,7 @@ entry puts NaN into its output.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -27,10 +28,17 @@ class MlaCase:
     seq_lens: torch.Tensor
     poison_page: int
     shared_prefix: int = 0  # leading tokens all requests share (same page ids)
+    # (requests, leading tokens they share) per group, when the batch has several groups
+    prefix_groups: tuple[tuple[tuple[int, ...], int], ...] = ()
 
     @property
     def args(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         return self.q, self.kv_cache, self.page_table, self.seq_lens
+
+    @property
+    def sharing(self) -> tuple[tuple[tuple[int, ...], int], ...]:
+        """(requests, shared leading tokens) per group of requests holding the same pages."""
+        return prefix_groups_of(self.shared_prefix, self.prefix_groups, self.q.shape[0])
 
     @property
     def key_pool(self) -> torch.Tensor:
@@ -49,6 +57,7 @@ def random_mla_case(
     head_dim_qk: int = 576,
     table_columns: int | None = None,
     shared_prefix: int = 0,
+    prefix_groups: Sequence[tuple[Sequence[int], int]] = (),
     spare_pages: int = 3,
     first_page: int = 0,
     contiguous: bool = False,
@@ -59,16 +68,19 @@ def random_mla_case(
     table_columns: page-table width (default: the longest request's pages + 1 unused column).
     shared_prefix: tokens (a multiple of page_size) whose pages all requests share, as prefix
         caching produces: the same page ids at the same table positions.
+    prefix_groups: several groups instead: (request indices, shared tokens) per group, each
+        group's pages its own; requests in no group share nothing.
     spare_pages: pool pages nobody uses (NaN), so page ids are not simply dense.
     first_page: lowest page id handed out; pages below it exist but are unused, which places a
         small case at the far end of a large pool (64-bit offsets).
     contiguous: each request's own pages in order (the benchmarks' layout), not shuffled.
     """
+    groups = prefix_groups_of(shared_prefix, prefix_groups, len(seq_lens))
     layout = _paged_layout(
         seq_lens,
         page_size,
         table_columns,
-        shared_prefix,
+        groups,
         spare_pages,
         first_page,
         contiguous,
@@ -78,8 +90,25 @@ def random_mla_case(
     kv_cache = layout.random_cache((head_dim_qk,), dtype)
     q = layout.randn((len(seq_lens), qlen, num_heads, head_dim_qk), dtype)
     return MlaCase(
-        q, kv_cache, layout.page_table, layout.seq_lens, layout.poison_page, shared_prefix
+        q,
+        kv_cache,
+        layout.page_table,
+        layout.seq_lens,
+        layout.poison_page,
+        shared_prefix,
+        tuple((tuple(m), t) for m, t in prefix_groups),
     )
+
+
+def prefix_groups_of(
+    shared_prefix: int, prefix_groups: Sequence[tuple[Sequence[int], int]], batch: int
+) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """One form for both ways of naming shared prefixes: (requests, tokens) per group."""
+    if shared_prefix and prefix_groups:
+        raise ValueError("prefix_groups: expected either shared_prefix or prefix_groups, not both")
+    if shared_prefix:
+        return ((tuple(range(batch)), shared_prefix),)
+    return tuple((tuple(members), tokens) for members, tokens in prefix_groups)
 
 
 @dataclass
@@ -125,7 +154,7 @@ def random_gqa_case(
     request owns no slot; `sinks`: random sink logits too. Other arguments as for
     `random_mla_case`."""
     layout = _paged_layout(
-        seq_lens, page_size, table_columns, 0, spare_pages, first_page, contiguous, device, seed
+        seq_lens, page_size, table_columns, (), spare_pages, first_page, contiguous, device, seed
     )
     k_cache = layout.random_cache((num_kv_heads, head_dim), dtype)
     v_cache = layout.random_cache((num_kv_heads, head_dim), dtype)
@@ -169,7 +198,7 @@ def _paged_layout(
     seq_lens,
     page_size,
     table_columns,
-    shared_prefix,
+    groups,
     spare_pages,
     first_page,
     contiguous,
@@ -178,24 +207,37 @@ def _paged_layout(
 ) -> _Layout:
     gen = torch.Generator(device="cpu")
     gen.manual_seed(int(torch.randint(0, 2**31, ()).item()) if seed is None else seed)
-    if shared_prefix % page_size:
-        raise ValueError(f"shared_prefix: expected a multiple of page_size={page_size}")
     batch = len(seq_lens)
     pages_each = [-(-n // page_size) for n in seq_lens]
+    shared_of = [0] * batch  # pages request b shares with its group
+    group_of = [-1] * batch
+    for g, (members, tokens) in enumerate(groups):
+        if tokens % page_size:
+            raise ValueError(f"shared_prefix: expected a multiple of page_size={page_size}")
+        for b in members:
+            if not 0 <= b < batch or group_of[b] >= 0:
+                raise ValueError(f"prefix_groups: request {b} is out of range or in two groups")
+            group_of[b] = g
+    group_pages = [tokens // page_size for _, tokens in groups]
+    for b in range(batch):
+        if group_of[b] >= 0:
+            shared_of[b] = min(group_pages[group_of[b]], pages_each[b])
     columns = table_columns if table_columns is not None else max(pages_each, default=0) + 1
-    shared = shared_prefix // page_size
-    own = [max(0, p - shared) for p in pages_each]
-    num_used = shared + sum(own)
+    own = [p - n for p, n in zip(pages_each, shared_of, strict=True)]
+    num_used = sum(group_pages) + sum(own)
     num_pages = first_page + num_used + spare_pages + 1
     poison_page = num_pages - 1
 
     page_table = torch.full((batch, columns), poison_page, dtype=torch.int32)
     order = torch.arange(num_used) if contiguous else torch.randperm(num_used, generator=gen)
     ids = first_page + order
-    shared_ids, own_ids = ids[:shared], ids[shared:]
+    starts = torch.tensor([0, *group_pages]).cumsum(0).tolist()
+    own_ids = ids[starts[-1] :]
     for b in range(batch):
-        n_shared = min(shared, pages_each[b])
-        page_table[b, :n_shared] = shared_ids[:n_shared].to(torch.int32)
+        n_shared = shared_of[b]
+        if n_shared:
+            first = starts[group_of[b]]
+            page_table[b, :n_shared] = ids[first : first + n_shared].to(torch.int32)
         page_table[b, n_shared : pages_each[b]] = own_ids[: own[b]].to(torch.int32)
         own_ids = own_ids[own[b] :]
 

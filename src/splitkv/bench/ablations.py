@@ -3,7 +3,7 @@ order, the blocked merge, and latency hiding in the split loop."""
 
 from __future__ import annotations
 
-from splitkv.bench.shapes import BenchShape, shared_prefix_shape, special_shapes
+from splitkv.bench.shapes import BenchShape, prefix_mix_shape, shared_prefix_shape, special_shapes
 from splitkv.bench.sweep import Trial
 
 HEADS = (12, 16)
@@ -14,13 +14,13 @@ CONTEXTS = (68096, 327600)
 def ablation_shapes(with_shared_prefix: bool = False) -> list[BenchShape]:
     shapes = [BenchShape(h, ctx, bs) for h in HEADS for ctx in CONTEXTS for bs in BATCHES]
     if with_shared_prefix:
-        shapes += [shared_prefix_shape(h) for h in HEADS]
+        shapes += [shared_prefix_shape(h) for h in HEADS] + [prefix_mix_shape(12)]
     return shapes
 
 
 def schedule_shapes() -> list[BenchShape]:
     """Issue 5's ragged batches (with MTP) beside uniform ones the planner must not slow."""
-    ragged = [s for s in special_shapes(12) if not s.shared_prefix]
+    ragged = [s for s in special_shapes(12) if not (s.shared_prefix or s.prefix_groups)]
     mtp = [
         BenchShape(
             12, s.context, s.batch, q, s.page_size, seq_lens=s.seq_lens, label=f"{s.label} qlen {q}"

@@ -173,12 +173,12 @@ def prepare_triton_peer(case: MlaCase | GqaCase, num_splits: int | None = None) 
 
 
 def prepare_splitkv_prefix(case: MlaCase | GqaCase, **plan_knobs) -> Prepared:
-    """splitkv's shared-prefix cascade: the case's shared pages read once for the batch."""
-    if isinstance(case, GqaCase) or not case.shared_prefix:
+    """splitkv's shared-prefix cascade: each group's shared pages read once for the group."""
+    if isinstance(case, GqaCase) or not case.sharing:
         raise Unsupported("needs an MLA batch with a shared prefix")
     batch, page_size = case.q.shape[0], case.kv_cache.shape[1]
     prefix = splitkv.plan_shared_prefix(
-        [(list(range(batch)), case.shared_prefix // page_size)],
+        [(list(members), tokens // page_size) for members, tokens in case.sharing],
         batch,
         case.page_table.shape[1],
         page_size,

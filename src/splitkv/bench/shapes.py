@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import torch
 
+from splitkv.testing import prefix_groups_of
+
 STANDARD_HEADS = (12, 16, 128)  # Kimi-K3 at TP8, DeepSeek-V3 at TP8, DeepSeek-V3 unsharded
 STANDARD_CONTEXTS = (8192, 68096, 327600)
 STANDARD_BATCHES = (1, 8, 16, 48, 128)
@@ -26,6 +28,8 @@ class BenchShape:
     seq_lens: tuple[int, ...] | None = None  # explicit lengths (ragged batches); else uniform
     label: str = ""
     shared_prefix: int = 0  # leading tokens whose pages all requests share (prefix caching)
+    # several groups instead: (request indices, leading tokens they share) per group
+    prefix_groups: tuple[tuple[tuple[int, ...], int], ...] = ()
     kind: str = "mla"  # or "gqa": separate K and V caches of kv_heads x head_dim
     kv_heads: int = 1
     head_dim: int = HEAD_DIM_QK  # GQA head dim (MLA: the key width)
@@ -48,8 +52,14 @@ class BenchShape:
     @property
     def unique_bytes(self) -> int:
         """KV rows once even where requests share them, plus q: the floor with prefix reuse."""
-        shared = min(self.shared_prefix, min(self.lengths))
-        return self._bytes(sum(self.lengths) - (self.batch - 1) * shared)
+        lengths = self.lengths
+        groups = prefix_groups_of(self.shared_prefix, self.prefix_groups, self.batch)
+        reused = sum(
+            (len(members) - 1) * min(tokens, *(lengths[b] for b in members))
+            for members, tokens in groups
+            if members
+        )
+        return self._bytes(sum(lengths) - reused)
 
     def _bytes(self, tokens: int) -> int:
         q = self.batch * self.qlen * self.heads * self.head_dim
@@ -110,6 +120,7 @@ def special_shapes(heads: int = 12, dtype: str = "bf16") -> list[BenchShape]:
         ),
         BenchShape(heads, 327600, 48, dtype=dtype, seq_lens=one_long, label="1x327600+47 short"),
         shared_prefix_shape(heads, dtype),
+        prefix_mix_shape(heads, dtype),
     ]
 
 
@@ -119,6 +130,31 @@ SHARED_PREFIX = 308736  # BENCH.md: 8 requests of 327,600 tokens sharing this pr
 def shared_prefix_shape(heads: int = 12, dtype: str = "bf16") -> BenchShape:
     label = f"8x327600 sharing {SHARED_PREFIX}"
     return BenchShape(heads, 327600, 8, dtype=dtype, shared_prefix=SHARED_PREFIX, label=label)
+
+
+# Issue 5's realistic mix: 6 groups of 8 requests, each group sharing a prefix of 16k-64k tokens
+# (multiples of the 64-token page), each request with its own 100-4,000 tokens after it.
+MIX_PREFIXES = (16384, 24576, 32768, 40960, 49152, 65536)
+MIX_GROUP = 8
+
+
+def prefix_mix_shape(heads: int = 12, dtype: str = "bf16") -> BenchShape:
+    batch = len(MIX_PREFIXES) * MIX_GROUP
+    suffixes = [100 + (3900 * i) // (batch - 1) for i in range(batch)]
+    lengths = tuple(MIX_PREFIXES[b // MIX_GROUP] + suffixes[b] for b in range(batch))
+    groups = tuple(
+        (tuple(range(g * MIX_GROUP, (g + 1) * MIX_GROUP)), prefix)
+        for g, prefix in enumerate(MIX_PREFIXES)
+    )
+    return BenchShape(
+        heads,
+        max(lengths),
+        batch,
+        dtype=dtype,
+        seq_lens=lengths,
+        prefix_groups=groups,
+        label="48 in 6 prefix groups",
+    )
 
 
 # Issue 4's GQA models: (q heads, kv heads, head dim, sinks).

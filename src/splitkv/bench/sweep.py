@@ -173,6 +173,7 @@ def _build_cases(shape: BenchShape, index: int, copies: int) -> list:
             shape.lengths,
             shape.heads,
             shared_prefix=shape.shared_prefix,
+            prefix_groups=shape.prefix_groups,
             seed=index * 97 + c,
             **common,
         )
@@ -281,6 +282,7 @@ def _row_base(shape: BenchShape, provider: str, copies: int) -> dict:
         "page_size": shape.page_size,
         "dtype": shape.dtype,
         "shared_prefix": shape.shared_prefix,
+        "prefix_groups": [[list(m), t] for m, t in shape.prefix_groups],
         "bytes_read": shape.bytes_read,
         "unique_bytes": shape.unique_bytes,
         "flops": shape.flops,

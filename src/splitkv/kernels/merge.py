@@ -53,9 +53,6 @@ def merge_splits_kernel(
     WAIT_FOR_STAGE_1: tl.constexpr = False,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
-    # Launched as a programmatic dependent of stage 1: nothing below may read a partial before
-    # stage 1 has finished (seq_lens is read after the wait too, to keep the rule simple).
-    wait_for_prior_grid(WAIT_FOR_STAGE_1)
     row_id = tl.program_id(0)  # request * ROWS + row
     d_start = tl.program_id(1) * BLOCK_D
     request = row_id // ROWS
@@ -97,6 +94,10 @@ def merge_splits_kernel(
     m_i = tl.full([1], float("-inf"), tl.float32)
     l_i = tl.zeros([1], tl.float32)
     acc = tl.zeros([BLOCK_D], tl.float32)
+    # Launched as a programmatic dependent of stage 1: no partial may be read before stage 1 has
+    # finished. What comes before reads only inputs stage 1 does not write (seq_lens,
+    # key_starts), so that latency overlaps stage 1's tail.
+    wait_for_prior_grid(WAIT_FOR_STAGE_1)
     for s0 in range(0, num_written, BLOCK_S):
         splits = s0 + offs_s
         s_ok = splits < num_written
