@@ -114,7 +114,8 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--special",
         action="store_true",
-        help="BENCH.md's ragged, prefix-boundary and one-long batches",
+        help="BENCH.md's ragged, prefix-boundary, one-long and shared-prefix batches, and "
+        "issue 5's mix of 6 prefix groups",
     )
     parser.add_argument(
         "--splits",
