@@ -265,3 +265,39 @@ def test_page_prefetch_matches_reference(page_size, block_n, num_stages, dtype, 
     out, lse = run_and_check(case, plan=plan)
     plain = dataclasses.replace(plan, page_prefetch=False)
     check_against_reference(out, lse, *splitkv.mla_decode(*case.args, plan=plain))
+
+
+@pytest.mark.parametrize(
+    "lengths,heads,qlen,page_size,knobs",
+    [
+        ([250, 90, 0, 1], 12, 1, 16, {}),  # the 16-row tile of 12 heads, an empty request
+        ([200, 65], 20, 3, 1, {"num_splits": 3}),  # two head blocks, MTP, one-token pages
+        ([300, 129], 16, 1, 64, {"page_prefetch": True, "num_stages": 3}),
+        ([130, 7, 64], 4, 2, 16, {"schedule": "balanced", "num_programs": 5}),
+    ],
+)
+def test_two_latent_chains_match_the_reference(lengths, heads, qlen, page_size, knobs, dtype,
+                                               device):  # fmt: skip
+    # latent_chains=2 computes the score dot over the latent halves with separate
+    # accumulators (an ablation): the same attention, to rounding.
+    case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size, dtype=dtype,
+                           device=device)  # fmt: skip
+    plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * page_size, heads,
+                               qlen=qlen, page_size=page_size, dtype=dtype, device=device,
+                               latent_chains=2, **knobs)  # fmt: skip
+    assert plan.latent_chains == 2
+    run_and_check(case, plan=plan)
+
+
+def test_two_latent_chains_with_narrow_heads(dtype, device):
+    case = random_mla_case([90, 33], 4, page_size=16, dtype=dtype, device=device, head_dim_qk=80)
+    plan = splitkv.plan_decode(2, case.page_table.shape[1] * 16, 4, page_size=16, dtype=dtype,
+                               device=device, head_dim_qk=80, head_dim_v=48,
+                               latent_chains=2)  # fmt: skip
+    out, lse = splitkv.mla_decode(*case.args, plan=plan)
+    ref = splitkv.reference.mla_decode(*case.args, plan=plan)
+    check_against_reference(out, lse, *ref)
+    with pytest.raises(ValueError, match=r"^latent_chains"):
+        splitkv.plan_decode(2, 256, 4, device=device, kind="gqa", latent_chains=2)
+    with pytest.raises(ValueError, match=r"^latent_chains"):
+        splitkv.plan_decode(2, 256, 4, device=device, latent_chains=3)

@@ -47,7 +47,7 @@ STANDARD = [  # (block_h, block_n, warps, stages, prefetch)
 
 def compile_split(
     block_h, block_n, warps, stages, prefetch, page_size=64, heads=16, arch=90, maxnreg=None,
-    balanced_batch=0,
+    balanced_batch=0, latent_chains=1,
 ):  # fmt: skip
     dtypes = {
         "q_ptr": "*bf16", "kv_ptr": "*bf16", "page_table_ptr": "*i32", "seq_lens_ptr": "*i32",
@@ -61,6 +61,7 @@ def compile_split(
         "BLOCK_DPE": 64, "PAGE_SIZE": page_size, "BLOCK_H": block_h, "BLOCK_N": block_n,
         "SPLIT_MAJOR": True, "PREFETCH_PAGE": prefetch,
     }  # fmt: skip
+    constants["LATENT_CHAINS"] = latent_chains
     kernel = mla_split_kernel
     if balanced_batch:  # the balanced schedule's stage 1 (`num_programs` in place of splits)
         kernel = mla_balanced_kernel
@@ -85,7 +86,7 @@ def report(kernel) -> dict:
                                capture_output=True, text=True, check=True).stdout  # fmt: skip
     regs, stack = re.search(r"REG:(\d+) STACK:(\d+)", usage).groups()
     ptx, ttgir = kernel.asm["ptx"], kernel.asm["ttgir"]
-    buffers = re.findall(r"local_alloc : \(\) -> !ttg.memdesc<(\d+)x\d+x512x", ttgir)
+    buffers = re.findall(r"local_alloc : \(\) -> !ttg.memdesc<(\d+)x\d+x(?:512|256)x", ttgir)
     return {
         "shared_kb": round(kernel.metadata.shared / 1024, 1),
         "registers": int(regs),
@@ -107,6 +108,7 @@ def main() -> None:
     parser.add_argument("--heads", type=int, default=16, help="query heads (the row mask)")
     parser.add_argument("--maxnreg", type=int, default=None, help="cap registers per thread")
     parser.add_argument("--balanced-batch", type=int, default=0, help="the balanced kernel")
+    parser.add_argument("--latent-chains", type=int, default=1, help="score-dot chains: 1 or 2")
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -117,6 +119,7 @@ def main() -> None:
         kernel = compile_split(
             *config, page_size=args.page_size, heads=args.heads, arch=args.arch,
             maxnreg=args.maxnreg, balanced_batch=args.balanced_batch,
+            latent_chains=args.latent_chains,
         )  # fmt: skip
         names = ("block_h", "block_n", "warps", "stages", "prefetch")
         row = {**dict(zip(names, config, strict=True)), **report(kernel)}

@@ -124,7 +124,14 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="time splitkv at each of these num_splits (default: its plan)",
     )
-    for knob in ("block_n", "num_warps", "num_stages", "merge_block_s", "merge_d_split"):
+    for knob in (
+        "block_n",
+        "num_warps",
+        "num_stages",
+        "merge_block_s",
+        "merge_d_split",
+        "latent_chains",
+    ):
         parser.add_argument("--" + knob.replace("_", "-"), type=int, default=None)
     parser.add_argument("--grid-order", choices=["split_major", "batch_major"], default=None)
     parser.add_argument("--schedule", choices=["auto", "uniform", "balanced"], default=None)
@@ -242,6 +249,7 @@ def _trials(args: argparse.Namespace) -> list:
             "merge_d_split",
             "grid_order",
             "page_prefetch",
+            "latent_chains",
             "dependent_launch",
             "schedule",
             "num_programs",
@@ -401,6 +409,7 @@ def _print_plan(plan) -> None:
         "split_num_warps",
         "split_num_stages",
         "page_prefetch",
+        "latent_chains",
         "dependent_launch",
         "schedule",
         "merge_block_s",

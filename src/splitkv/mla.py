@@ -172,6 +172,7 @@ def _launch(
             BLOCK_H=plan.block_h,
             BLOCK_N=plan.block_n,
             PREFETCH_PAGE=plan.page_prefetch,
+            LATENT_CHAINS=plan.latent_chains,
             RELEASE_MERGE=plan.dependent_launch,
             num_warps=plan.split_num_warps,
             num_stages=plan.split_num_stages,

@@ -56,7 +56,9 @@ class DecodePlan:
     Stage 1: `num_splits` key splits x `num_kv_heads` x `num_head_blocks` blocks of `block_h`
     query rows per request (MLA: one latent kv head; GQA: a kv head's group of query heads),
     `block_n` keys per iteration, program order `grid_order`; `page_prefetch` loads each
-    block's page ids one iteration ahead (lets num_stages >= 3 keep several blocks in flight).
+    block's page ids one iteration ahead (lets num_stages >= 3 keep several blocks in flight);
+    `latent_chains` 2 (MLA) keeps the latent dims in halves, so the score dot runs as two
+    independent mma chains (an ablation: docs/perf.md).
     `schedule` "balanced" replaces the splits by `num_programs` programs per head block that
     share the batch's key blocks evenly (ragged batches; `block_b` is the batch bound the
     kernels scan); "uniform" splits every request into `num_splits`.
@@ -87,6 +89,7 @@ class DecodePlan:
     split_num_warps: int
     split_num_stages: int
     page_prefetch: bool
+    latent_chains: int
     dependent_launch: bool
     merge_block_s: int
     merge_d_split: int
@@ -127,6 +130,7 @@ def plan_decode(
     num_warps: int | None = None,
     num_stages: int | None = None,
     page_prefetch: bool | None = None,
+    latent_chains: int = 1,
     dependent_launch: bool | None = None,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
     head_dim_v: int = MLA_HEAD_DIM_V,
@@ -159,6 +163,9 @@ def plan_decode(
         page_prefetch: load the next key block's page ids one iteration ahead, so the KV
             blocks can be double-buffered; default: where the device's tunables measured a gain
             (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`).
+        latent_chains: MLA only: 2 splits the score dot over the latent dims into two
+            independent accumulator chains (16-row tiles compile without spills; the 64-row
+            tile spills); 1, the default, is one chain.
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).
@@ -285,6 +292,13 @@ def plan_decode(
         # With page ids a block ahead, 3 stages keep two KV blocks in flight (docs/perf.md);
         # the balanced kernel's measured win kept 2 stages of 64-key blocks.
         num_stages = 3 if page_prefetch and short_tile and not balanced_prefetch else 2
+    check_int("latent_chains", latent_chains, 1, 2)
+    if latent_chains == 2 and (kind != "mla" or head_dim_v <= MIN_DOT):
+        # Each half of the latent dims feeds a dot, which needs 16 columns at least.
+        raise ValueError(
+            f"latent_chains: 2 needs MLA with head_dim_v > {MIN_DOT}, got kind={kind!r} with "
+            f"head_dim_v={head_dim_v}"
+        )
     if dependent_launch is None:
         dependent_launch = spec.dependent_launch and not interpreted
     # Slots for the balanced schedule's partials: one per (program, request) piece.
@@ -337,6 +351,7 @@ def plan_decode(
         split_num_warps=num_warps,
         split_num_stages=num_stages,
         page_prefetch=bool(page_prefetch),
+        latent_chains=latent_chains,
         dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,

@@ -14,7 +14,7 @@ import triton.language as tl
 
 from splitkv.kernels.balanced import mark_empty, piece_of_slot
 from splitkv.kernels.dependent_launch import release_dependent_grid
-from splitkv.kernels.online_softmax import softmax_step, store_partial
+from splitkv.kernels.online_softmax import softmax_step, softmax_weights, store_partial
 from splitkv.kernels.paged import (
     advance_page_ids,
     block_page_ids,
@@ -57,6 +57,7 @@ def mla_split_kernel(
     PREFETCH_PAGE: tl.constexpr,
     HAS_KEY_START: tl.constexpr,
     RELEASE_MERGE: tl.constexpr = False,
+    LATENT_CHAINS: tl.constexpr = 1,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     release_dependent_grid(RELEASE_MERGE)  # the merge may launch now; it waits for our writes
@@ -85,7 +86,7 @@ def mla_split_kernel(
     if split_start >= split_end:
         return  # empty split: writes nothing, and the merge never reads it
 
-    q_nope, q_pe, rows, row_ok, q_pos = mla_load_queries(
+    q_a, q_b, q_pe, rows, row_ok, q_pos = mla_load_queries(
         q_ptr,
         request,
         head_block,
@@ -99,10 +100,12 @@ def mla_split_kernel(
         BLOCK_DV,
         BLOCK_DPE,
         BLOCK_H,
+        LATENT_CHAINS,
     )
     table_row = page_table_ptr + request.to(tl.int64) * stride_table_batch
     m_i, l_i, acc = mla_attend_keys(
-        q_nope,
+        q_a,
+        q_b,
         q_pe,
         kv_ptr,
         table_row,
@@ -121,6 +124,7 @@ def mla_split_kernel(
         BLOCK_H,
         BLOCK_N,
         PREFETCH_PAGE,
+        LATENT_CHAINS,
     )
     slot = (request.to(tl.int64) * ROWS + rows) * num_splits + split
     dv = tl.arange(0, BLOCK_DV)
@@ -144,9 +148,12 @@ def mla_load_queries(
     BLOCK_DV: tl.constexpr,
     BLOCK_DPE: tl.constexpr,
     BLOCK_H: tl.constexpr,
+    LATENT_CHAINS: tl.constexpr,
 ):
-    """A head block's query rows of one request: (q_nope, q_pe, rows, row_ok, q_pos). Row r
-    is query position r // heads, head r % heads; q_pe is q_nope when there is no rope part."""
+    """A head block's query rows of one request: (q_a, q_b, q_pe, rows, row_ok, q_pos). Row r
+    is query position r // heads, head r % heads. q_a is the latent part (q_b the same) or,
+    with LATENT_CHAINS = 2, its low half and q_b its high half, loaded apart (split in
+    registers, they spilled); q_pe is q_a when there is no rope part."""
     rows = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
     row_ok = rows < QLEN * NUM_HEADS
     q_pos = rows // NUM_HEADS
@@ -155,13 +162,27 @@ def mla_load_queries(
         + q_pos.to(tl.int64) * stride_q_pos
         + (rows % NUM_HEADS).to(tl.int64) * stride_q_head
     )
-    dv = tl.arange(0, BLOCK_DV)
-    q_nope = tl.load(
-        q_ptr + q_row[:, None] + dv[None, :],
-        mask=row_ok[:, None] & (dv < HEAD_DIM_V)[None, :],
-        other=0.0,
-    )
-    q_pe = q_nope
+    if LATENT_CHAINS == 2:
+        dh = tl.arange(0, BLOCK_DV // 2)
+        q_a = tl.load(
+            q_ptr + q_row[:, None] + dh[None, :],
+            mask=row_ok[:, None] & (dh < HEAD_DIM_V)[None, :],
+            other=0.0,
+        )
+        q_b = tl.load(
+            q_ptr + q_row[:, None] + BLOCK_DV // 2 + dh[None, :],
+            mask=row_ok[:, None] & (BLOCK_DV // 2 + dh < HEAD_DIM_V)[None, :],
+            other=0.0,
+        )
+    else:
+        dv = tl.arange(0, BLOCK_DV)
+        q_a = tl.load(
+            q_ptr + q_row[:, None] + dv[None, :],
+            mask=row_ok[:, None] & (dv < HEAD_DIM_V)[None, :],
+            other=0.0,
+        )
+        q_b = q_a
+    q_pe = q_a
     if HEAD_DIM_PE > 0:
         dpe = tl.arange(0, BLOCK_DPE)
         q_pe = tl.load(
@@ -169,12 +190,13 @@ def mla_load_queries(
             mask=row_ok[:, None] & (dpe < HEAD_DIM_PE)[None, :],
             other=0.0,
         )
-    return q_nope, q_pe, rows, row_ok, q_pos
+    return q_a, q_b, q_pe, rows, row_ok, q_pos
 
 
 @triton.jit
 def mla_attend_keys(
-    q_nope,
+    q_a,
+    q_b,
     q_pe,
     kv_ptr,
     table_row,
@@ -193,10 +215,15 @@ def mla_attend_keys(
     BLOCK_H: tl.constexpr,
     BLOCK_N: tl.constexpr,
     PREFETCH_PAGE: tl.constexpr,
+    LATENT_CHAINS: tl.constexpr,
 ):
     """Online softmax of the rows over keys [key_start, key_end) of one request (key_start on a
     block boundary); row r sees keys up to last_key[r] (the causal MTP rule). Returns the
-    running (max, sum, unnormalised output) in base 2."""
+    running (max, sum, unnormalised output) in base 2. q_a, q_b: as `mla_load_queries` gives.
+
+    LATENT_CHAINS = 2 keeps the latent dims in halves with an accumulator each, so the score
+    dot runs as independent mma chains of BLOCK_DV / 32 steps instead of one chain of
+    BLOCK_DV / 16 plus the rope's (docs/perf.md: the 16-row tile waits on that chain)."""
     dv = tl.arange(0, BLOCK_DV)
     dv_ok = dv < HEAD_DIM_V
     dpe = tl.arange(0, BLOCK_DPE)
@@ -204,6 +231,11 @@ def mla_attend_keys(
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, BLOCK_DV], tl.float32)
+    HALF: tl.constexpr = BLOCK_DV // 2
+    if LATENT_CHAINS == 2:
+        dh = tl.arange(0, HALF)
+        acc_lo = tl.zeros([BLOCK_H, HALF], tl.float32)
+        acc_hi = tl.zeros([BLOCK_H, HALF], tl.float32)
     offs_n = tl.arange(0, BLOCK_N)
     if PREFETCH_PAGE:
         next_page = first_page_ids(table_row, key_start, offs_n, key_end, PAGE_SIZE, BLOCK_N)
@@ -218,23 +250,51 @@ def mla_attend_keys(
             page = block_page_ids(table_row, block_start, keys, key_ok, PAGE_SIZE, BLOCK_N)
         kv_rows = kv_row_offsets(page, keys, num_pages, stride_kv_page, stride_kv_slot, PAGE_SIZE)
         # Slots past seq_len are masked at the load, so whatever they hold (NaN) never enters.
-        k_nope = tl.load(
-            kv_ptr + kv_rows[:, None] + dv[None, :],
-            mask=key_ok[:, None] & dv_ok[None, :],
-            other=0.0,
-        )
-        scores = tl.dot(q_nope, tl.trans(k_nope))
+        # The latent rows are the values too: one load, used twice.
+        if LATENT_CHAINS == 2:
+            k_lo = tl.load(
+                kv_ptr + kv_rows[:, None] + dh[None, :],
+                mask=key_ok[:, None] & (dh < HEAD_DIM_V)[None, :],
+                other=0.0,
+            )
+            k_hi = tl.load(
+                kv_ptr + kv_rows[:, None] + HALF + dh[None, :],
+                mask=key_ok[:, None] & (HALF + dh < HEAD_DIM_V)[None, :],
+                other=0.0,
+            )
+            # Each dot scaled before the sum: Triton folds `dot + dot` back into one chain.
+            scores = tl.dot(q_a, tl.trans(k_lo)) * scale_log2
+            scores += tl.dot(q_b, tl.trans(k_hi)) * scale_log2
+        else:
+            k_nope = tl.load(
+                kv_ptr + kv_rows[:, None] + dv[None, :],
+                mask=key_ok[:, None] & dv_ok[None, :],
+                other=0.0,
+            )
+            scores = tl.dot(q_a, tl.trans(k_nope))
         if HEAD_DIM_PE > 0:
             k_pe = tl.load(
                 kv_ptr + kv_rows[:, None] + HEAD_DIM_V + dpe[None, :],
                 mask=key_ok[:, None] & dpe_ok[None, :],
                 other=0.0,
             )
-            scores += tl.dot(q_pe, tl.trans(k_pe))
+            if LATENT_CHAINS == 2:
+                scores += tl.dot(q_pe, tl.trans(k_pe)) * scale_log2
+            else:
+                scores += tl.dot(q_pe, tl.trans(k_pe))
         visible = key_ok[None, :] & (keys[None, :] <= last_key[:, None])
-        scores = tl.where(visible, scores * scale_log2, float("-inf"))
-        # The latent rows are the values too: one load, used twice.
-        m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, k_nope)
+        if LATENT_CHAINS == 2:
+            scores = tl.where(visible, scores, float("-inf"))
+            m_i, l_i, alpha, p = softmax_weights(m_i, l_i, scores)
+            p = p.to(k_lo.dtype)
+            acc_lo = acc_lo * alpha[:, None] + tl.dot(p, k_lo)
+            acc_hi = acc_hi * alpha[:, None] + tl.dot(p, k_hi)
+        else:
+            scores = tl.where(visible, scores * scale_log2, float("-inf"))
+            m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, k_nope)
+    if LATENT_CHAINS == 2:
+        # [BLOCK_H, HALF, 2] -> [BLOCK_H, 2, HALF] -> rows of BLOCK_DV, low half first.
+        acc = tl.reshape(tl.permute(tl.join(acc_lo, acc_hi), [0, 2, 1]), [BLOCK_H, BLOCK_DV])
     return m_i, l_i, acc
 
 
@@ -269,6 +329,7 @@ def mla_balanced_kernel(
     BLOCK_B: tl.constexpr,
     PREFETCH_PAGE: tl.constexpr,
     RELEASE_MERGE: tl.constexpr = False,
+    LATENT_CHAINS: tl.constexpr = 1,
 ):
     """Stage 1 on the balanced schedule (kernels/balanced.py): one program per slot of a head
     block, attending the one piece of the schedule that writes that slot."""
@@ -287,7 +348,7 @@ def mla_balanced_kernel(
         if lo >= hi:
             mark_empty(partial_lse_ptr, slots, rows < QLEN * NUM_HEADS)
         else:
-            q_nope, q_pe, rows, row_ok, q_pos = mla_load_queries(
+            q_a, q_b, q_pe, rows, row_ok, q_pos = mla_load_queries(
                 q_ptr,
                 request,
                 head_block,
@@ -301,9 +362,11 @@ def mla_balanced_kernel(
                 BLOCK_DV,
                 BLOCK_DPE,
                 BLOCK_H,
+                LATENT_CHAINS,
             )
             m_i, l_i, acc = mla_attend_keys(
-                q_nope,
+                q_a,
+                q_b,
                 q_pe,
                 kv_ptr,
                 page_table_ptr + request.to(tl.int64) * stride_table_batch,
@@ -322,6 +385,7 @@ def mla_balanced_kernel(
                 BLOCK_H,
                 BLOCK_N,
                 PREFETCH_PAGE,
+                LATENT_CHAINS,
             )
             dv = tl.arange(0, BLOCK_DV)
             store_partial(

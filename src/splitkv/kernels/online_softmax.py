@@ -7,10 +7,11 @@ LN2 = tl.constexpr(0.6931471805599453)  # lse leaves the kernels in natural log
 
 
 @triton.jit
-def softmax_step(m_i, l_i, acc, scores, values):
-    """Fold one key block into the running (max, sum, unnormalised output).
+def softmax_weights(m_i, l_i, scores):
+    """One key block's softmax weights against the running state: (new max, new sum, the
+    factor that rescales the running output, the block's weights p).
 
-    scores [BLOCK_H, BLOCK_N]: base-2 logits, -inf where masked; values [BLOCK_N, BLOCK_D].
+    scores [BLOCK_H, BLOCK_N]: base-2 logits, -inf where masked.
     """
     m_new = tl.maximum(m_i, tl.max(scores, 1))
     # A row with nothing visible yet keeps m = -inf; subtract 0 there instead of -inf so exp2
@@ -18,7 +19,14 @@ def softmax_step(m_i, l_i, acc, scores, values):
     m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
     alpha = tl.exp2(m_i - m_safe)
     p = tl.exp2(scores - m_safe[:, None])
-    l_i = l_i * alpha + tl.sum(p, 1)
+    return m_new, l_i * alpha + tl.sum(p, 1), alpha, p
+
+
+@triton.jit
+def softmax_step(m_i, l_i, acc, scores, values):
+    """Fold one key block into the running (max, sum, unnormalised output); values
+    [BLOCK_N, BLOCK_D]."""
+    m_new, l_i, alpha, p = softmax_weights(m_i, l_i, scores)
     acc = acc * alpha[:, None] + tl.dot(p.to(values.dtype), values)
     return m_new, l_i, acc
 
