@@ -261,18 +261,18 @@ def plan_decode(
             )
     balanced = schedule == "balanced"
     short_tile = block_h <= MIN_DOT
-    # Balanced MLA programs of <= 32 rows: page ids a block ahead with one 64-key buffer
-    # (schedule ablation, docs/perf.md v0.2.1: -5% for 1 x 327,600 + 47 short at qlen 1 and 2).
-    balanced_prefetch = page_prefetch is None and balanced and balanced_prefetch_pays(
-        kind, block_h, sum(lengths) if lengths else batch_size * max_seq_len, num_programs, spec
-    )  # fmt: skip
-    if page_prefetch is None:
+    # balanced_prefetch: the default chose prefetch for balanced MLA programs of <= 32 rows,
+    # which then keep one 64-key buffer (schedule ablation, docs/perf.md v0.2.1: -5% for
+    # 1 x 327,600 + 47 short at qlen 1 and 2).
+    balanced_prefetch = False
+    if page_prefetch is None and balanced:
+        total_keys = sum(lengths) if lengths else batch_size * max_seq_len
+        balanced_prefetch = balanced_prefetch_pays(kind, block_h, total_keys, num_programs, spec)
+        page_prefetch = balanced_prefetch
+    elif page_prefetch is None:
         split_keys = -(-max_seq_len // num_splits)
         programs = batch_size * num_splits * num_kv_heads * num_head_blocks
-        one_wave = programs <= wave
-        page_prefetch = balanced_prefetch or (
-            not balanced and prefetch_pays(kind, block_h, group_rows, split_keys, one_wave, spec)
-        )
+        page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys, programs <= wave, spec)
     if block_n is None:
         # 64-key blocks for 16-row tiles (unless prefetched MLA: two 32-key blocks in flight)
         # and for MLA's 64-row tile, which gained 27-41% over 32 keys (wide-tile ablation,
