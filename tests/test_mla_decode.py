@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import splitkv
+from splitkv.device import DeviceSpec
 from splitkv.testing import check_against_reference, random_mla_case
 
 PAGE_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -274,12 +275,13 @@ def test_page_prefetch_matches_reference(page_size, block_n, num_stages, dtype, 
         ([200, 65], 20, 3, 1, {"num_splits": 3}),  # two head blocks, MTP, one-token pages
         ([300, 129], 16, 1, 64, {"page_prefetch": True, "num_stages": 3}),
         ([130, 7, 64], 4, 2, 16, {"schedule": "balanced", "num_programs": 5}),
+        ([180, 40], 12, 2, 16, {"num_splits": 2}),  # the 32-row tile of MTP
     ],
 )
 def test_two_latent_chains_match_the_reference(lengths, heads, qlen, page_size, knobs, dtype,
                                                device):  # fmt: skip
     # latent_chains=2 computes the score dot over the latent halves with separate
-    # accumulators (an ablation): the same attention, to rounding.
+    # accumulators: the same attention, to rounding.
     case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size, dtype=dtype,
                            device=device)  # fmt: skip
     plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * page_size, heads,
@@ -287,6 +289,26 @@ def test_two_latent_chains_match_the_reference(lengths, heads, qlen, page_size, 
                                latent_chains=2, **knobs)  # fmt: skip
     assert plan.latent_chains == 2
     run_and_check(case, plan=plan)
+
+
+@pytest.mark.parametrize(
+    "heads,qlen,knobs,chains",
+    [
+        (12, 1, {}, 2),  # 16-row uniform tile
+        (16, 2, {}, 2),  # 32-row uniform tile
+        (128, 1, {}, 1),  # 64-row wgmma tile: spills with two
+        (16, 1, {"schedule": "balanced"}, 1),  # balanced tile: spills with two
+        (16, 1, {"latent_chains": 1}, 1),  # the caller's choice stands
+    ],
+)
+def test_default_latent_chains(heads, qlen, knobs, chains):
+    spec = DeviceSpec.preset("h200")
+    plan = splitkv.plan_decode(8, 68096, heads, qlen=qlen, device="meta", device_spec=spec,
+                               **knobs)  # fmt: skip
+    assert plan.latent_chains == chains
+    gqa = splitkv.plan_decode(8, 4096, 32, kind="gqa", num_kv_heads=8, device="meta",
+                              device_spec=spec)  # fmt: skip
+    assert gqa.latent_chains == 1
 
 
 def test_two_latent_chains_with_narrow_heads(dtype, device):

@@ -300,10 +300,12 @@ def test_h200_mha_fill_rule_keeps_enough_gqa_programs_in_flight():
     assert num_partitions(32, 32768, 1, H200) == 16  # one kv head: best at 16 (134.5 us)
     assert num_partitions(1, 131072, 1, H200) == 256  # one kv head, batch 1: the cap binds
     assert num_partitions(1, 512, 8, H200) == 4  # a split keeps a 128-key planner page
-    # Head dim 64 (gpt-oss): about 16 per SM (2,048 programs: batch 8 best at 32-64 splits,
-    # batch 32 at 16-32 in the same sweep).
-    assert num_partitions(8, 32768, 8, H200, head_dim=64) == 32
-    assert num_partitions(32, 32768, 8, H200, head_dim=64) == 8
+    # Head dim 64 (gpt-oss) with its 128-key blocks: also 4 per SM (v0.2.2 sweep: best at
+    # 64 / 8 / 4 splits for batch 1 / 8 / 32, h200_gqa_gptoss_splits_v0.2.2b); d 32: 16 per SM.
+    assert num_partitions(1, 32768, 8, H200, head_dim=64) == 64
+    assert num_partitions(8, 32768, 8, H200, head_dim=64) == 8
+    assert num_partitions(32, 32768, 8, H200, head_dim=64) == 2
+    assert num_partitions(8, 32768, 8, H200, head_dim=32) == 32
 
 
 def test_h200_wide_mla_tile_takes_64_key_blocks():

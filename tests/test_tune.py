@@ -105,18 +105,18 @@ def test_saved_table_is_what_the_preset_loads(tmp_path, monkeypatch):
 def test_gqa_evaluation_uses_each_shapes_head_dim():
     from splitkv.tune import evaluate
 
-    # gpt-oss-like (8 kv heads, d 64) at batch 8 x 32k: the H200 rule asks 16 programs per SM
-    # at d 64, i.e. 32 splits; the same shape at d 128 (4 per SM) gets 8.
+    # 8 kv heads at batch 8 x 32k: the H200 rule asks 4 programs per SM at d 64 and 128,
+    # i.e. 8 splits, and 16 per SM at d 32 (its key blocks move a quarter of the bytes): 32.
     row = {"provider": "splitkv", "status": "ok", "kind": "gqa", "heads": 64, "kv_heads": 8,
            "context": 32768, "batch": 8, "qlen": 1}  # fmt: skip
     rows = [
         {**row, "head_dim": d, "num_splits": n, "p50_us": 100.0 + abs(n - 32)}
-        for d in (64, 128)
+        for d in (32, 64, 128)
         for n in (8, 16, 32, 64)
     ]
     fit = evaluate(best_times(rows), DeviceSpec.preset("h200"))
     chosen = {s["head_dim"]: s["chosen_splits"] for s in fit.per_shape}
-    assert chosen == {64: 32, 128: 8}
+    assert chosen == {32: 32, 64: 8, 128: 8}
 
 
 def test_committed_h200_table_matches_the_nvidia_defaults():

@@ -36,9 +36,9 @@ class PartitionTunables:
         (tiles of up to 32 rows, 64-row tiles): the wave size of the fill rule.
     mha_programs_per_sm: None keeps seed 001's MHA-style rule. A number (NVIDIA) selects the
         MHA-style fill rule: the smallest power-of-two split count whose programs (kv heads x
-        batch x splits) reach `wave_fill` of this many per SM at head dim 128 (times
-        (128 / head_dim) squared below it); GQA's programs are small (32 KB of K + V per 64
-        keys at head dim 128), so several per SM are needed to keep enough loads in flight.
+        batch x splits) reach `wave_fill` of this many per SM at head dims 64 to 256 (times
+        (64 / head_dim) squared below 64); GQA's programs are small (32 KB of K + V per key
+        block), so several per SM are needed to keep enough loads in flight.
     prefetch_split_keys: 16-row MLA programs load page ids one block ahead (with 32-key blocks
         and 3 stages: two KV blocks in flight) when their 16 rows are all used, or when all
         programs fit in one wave and a split holds at most this many keys; 0 never does.
@@ -152,9 +152,10 @@ def _cpu_spec() -> DeviceSpec:
 # for one-block splits (batch 1 x 8k).
 # The MHA-style fill rule, fitted on the H200's GQA num_splits sweep (docs/perf.md, v0.2.1,
 # uniform splits at every count): head dim 128 streams best with about 512 programs (4 per SM;
-# 256 for one kv head at batch 1, where the 256-split cap binds), head dim 64 with about
-# 2,048 (16 per SM: `resident_programs_per_sm` scales by (128 / head_dim) squared); a split
-# keeps at least 128 keys (one kv head at batch 1 x 32k: 256 splits, 12.7 us, beat 128).
+# 256 for one kv head at batch 1, where the 256-split cap binds); so does head dim 64 since
+# its key blocks hold 128 keys, the same 32 KB (v0.2.2 sweep: 64 / 8 / 4 splits best at
+# batch 1 / 8 / 32, where the v0.2.1 fit on 64-key blocks chose 4x more); a split keeps at
+# least 128 keys (one kv head at batch 1 x 32k: 256 splits, 12.7 us, beat 128).
 _NVIDIA_TUNABLES = PartitionTunables(
     block_m=64,
     split_page_size=64,

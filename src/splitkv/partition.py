@@ -28,8 +28,8 @@ def num_partitions(
             MHA-style: kv heads (each kv head is its own program).
         device: a `DeviceSpec`, a preset name ("h200", "mi355x", ...) or a torch device.
         is_mla: which regime the caller's kernel is in (see below).
-        head_dim: MHA-style head dim; the MHA-style fill rule wants 128 / head_dim times more
-            programs per SM for smaller heads (their programs move fewer bytes each).
+        head_dim: MHA-style head dim; the MHA-style fill rule wants (64 / head_dim) squared
+            times more programs per SM below head dim 64 (their key blocks move fewer bytes).
 
     MLA-style (`is_mla=True`): a program packs `block_m` query rows, so a partition is
     `ceil(heads_per_group / block_m) * batch_size` programs. With
@@ -130,11 +130,12 @@ def resident_programs_per_sm(kind: str, block_h: int, head_dim: int, spec: Devic
     """Stage-1 programs one SM holds at once: MLA tiles of up to 32 rows take
     `programs_per_sm[0]` (16 rows: 92 KB of shared memory, 32 rows: 74 KB and 255 registers,
     both two per H200 SM), 64-row tiles `programs_per_sm[1]`; GQA programs
-    `mha_programs_per_sm` times (128 / head_dim) squared where that rule is set (fitted on
-    the H200: 4 per SM at head dim 128, 16 at 64; docs/perf.md v0.2.1)."""
+    `mha_programs_per_sm` times (64 / head_dim) squared where that rule is set: a GQA key
+    block moves the same 32 KB of K + V at head dim 128 (64 keys) and 64 (128 keys), and
+    both stream best with 4 programs per SM on the H200 (docs/perf.md v0.2.1, v0.2.2)."""
     tun = spec.tunables
     if kind == "gqa" and tun.mha_programs_per_sm is not None:
-        scale = max(1, 128 // max(head_dim, 1))
+        scale = max(1, 64 // max(head_dim, 1))
         return tun.mha_programs_per_sm * scale * scale
     return tun.programs_per_sm[0] if block_h <= 32 else tun.programs_per_sm[1]
 

@@ -130,7 +130,7 @@ def plan_decode(
     num_warps: int | None = None,
     num_stages: int | None = None,
     page_prefetch: bool | None = None,
-    latent_chains: int = 1,
+    latent_chains: int | None = None,
     dependent_launch: bool | None = None,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
     head_dim_v: int = MLA_HEAD_DIM_V,
@@ -164,8 +164,9 @@ def plan_decode(
             blocks can be double-buffered; default: where the device's tunables measured a gain
             (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`).
         latent_chains: MLA only: 2 splits the score dot over the latent dims into two
-            independent accumulator chains (16-row tiles compile without spills; the 64-row
-            tile spills); 1, the default, is one chain.
+            independent accumulator chains, 1 keeps one; default: 2 for uniform tiles of 16
+            and 32 rows (3-11% faster on the H200, docs/perf.md v0.2.2), 1 for the 64-row and
+            the balanced tiles (slower with two).
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).
@@ -292,6 +293,12 @@ def plan_decode(
         # With page ids a block ahead, 3 stages keep two KV blocks in flight (docs/perf.md);
         # the balanced kernel's measured win kept 2 stages of 64-key blocks.
         num_stages = 3 if page_prefetch and short_tile and not balanced_prefetch else 2
+    if latent_chains is None:
+        # Two chains halve the score dot's 36-step dependent mma chain (H200: 16-row tiles
+        # 5-11% faster, 32-row 3%). The 64-row wgmma tile spills 648 B with two (qlen 8: 4%
+        # slower) and the balanced tile 96 B (ragged batch: 8% slower).
+        two = kind == "mla" and block_h <= 2 * MIN_DOT and not balanced and head_dim_v > MIN_DOT
+        latent_chains = 2 if two else 1
     check_int("latent_chains", latent_chains, 1, 2)
     if latent_chains == 2 and (kind != "mla" or head_dim_v <= MIN_DOT):
         # Each half of the latent dims feeds a dot, which needs 16 columns at least.
