@@ -8,6 +8,7 @@
     # GQA (a model of `splitkv bench --kind gqa`), a ragged batch, plan knobs:
     python benchmarks/profile_one.py --kind gqa --model llama3-70b-tp8 --context 32768 --batch 1
     python benchmarks/profile_one.py --seq-lens 327600 1 4096 --schedule balanced
+    python benchmarks/profile_one.py --prefix-mix --schedule uniform  # issue 5's mix
 
 Each order runs `--calls` times (default 2): the first call compiles (and is profiled too);
 read the last.
@@ -18,11 +19,11 @@ import argparse
 import torch
 
 import splitkv
-from splitkv.bench.shapes import GQA_MODELS
+from splitkv.bench.shapes import GQA_MODELS, prefix_mix_shape
 from splitkv.testing import check_against_reference, random_gqa_case, random_mla_case
 
 
-def build_case(args, lengths):
+def build_case(args, lengths, prefix_groups=()):
     common = {
         "qlen": args.qlen,
         "page_size": args.page_size,
@@ -37,7 +38,8 @@ def build_case(args, lengths):
         reference = splitkv.reference.gqa_decode(*case.args, sinks=case.sinks)
         plan_shape = {"kind": "gqa", "num_kv_heads": kv_heads, "head_dim": head_dim}
         return case, reference, heads, plan_shape
-    case = random_mla_case(lengths, args.heads, shared_prefix=args.shared_prefix, **common)
+    case = random_mla_case(lengths, args.heads, shared_prefix=args.shared_prefix,
+                           prefix_groups=prefix_groups, **common)  # fmt: skip
     return case, splitkv.reference.mla_decode(*case.args), args.heads, {}
 
 
@@ -58,6 +60,8 @@ def main() -> None:
     parser.add_argument("--qlen", type=int, default=1)
     parser.add_argument("--page-size", type=int, default=None, help="default: 64 MLA, 16 GQA")
     parser.add_argument("--shared-prefix", type=int, default=0)
+    parser.add_argument("--prefix-mix", action="store_true",
+                        help="issue 5's mix: 48 requests in 6 prefix groups (MLA)")  # fmt: skip
     parser.add_argument("--splits", type=int, default=None)
     parser.add_argument("--schedule", choices=["auto", "uniform", "balanced"], default="auto")
     parser.add_argument("--block-n", type=int, default=None)
@@ -69,7 +73,11 @@ def main() -> None:
     if args.page_size is None:
         args.page_size = 16 if args.kind == "gqa" else 64
     lengths = args.seq_lens or [args.context] * args.batch
-    case, (ref_out, ref_lse), heads, plan_shape = build_case(args, lengths)
+    groups = ()
+    if args.prefix_mix:
+        mix = prefix_mix_shape(args.heads)
+        lengths, groups = list(mix.seq_lens), mix.prefix_groups
+    case, (ref_out, ref_lse), heads, plan_shape = build_case(args, lengths, groups)
     for order in args.grid_order:
         plan = splitkv.plan_decode(
             len(lengths), max(lengths), heads, qlen=args.qlen, page_size=args.page_size,

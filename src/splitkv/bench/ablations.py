@@ -100,6 +100,16 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
                 "balanced, 2 waves",
                 {"schedule": "balanced", "num_programs": 528, "page_prefetch": False},
             ),
+            # Stage 1 launches num_programs + batch programs: at batch 48, 216 launch exactly
+            # one 16-row wave (264) and two 64-row waves (qlen 4: 132); 1,056 are 4 waves.
+            Trial(
+                "balanced, 216 programs",
+                {"schedule": "balanced", "num_programs": 216, "page_prefetch": False},
+            ),
+            Trial(
+                "balanced, 4 waves",
+                {"schedule": "balanced", "num_programs": 1056, "page_prefetch": False},
+            ),
             # Its loop issues the page-id load after the dots (SASS, docs/perf.md): prefetch.
             Trial(
                 "balanced, prefetch, block_n 64",
