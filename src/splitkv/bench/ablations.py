@@ -110,6 +110,9 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
                 "balanced, 4 waves",
                 {"schedule": "balanced", "num_programs": 1056, "page_prefetch": False},
             ),
+            # The balanced merge at batch 48 is 4,608 programs of 64 columns, most merging one
+            # or two partials; 2 programs per row instead of 8 (docs/perf.md, session 5).
+            Trial("default plan, merge 2 programs per row", {"merge_d_split": 2}),
             # Its loop issues the page-id load after the dots (SASS, docs/perf.md): prefetch.
             Trial(
                 "balanced, prefetch, block_n 64",
