@@ -133,3 +133,27 @@ def test_tune_sweeps_fits_and_writes_a_table(cpu_harness, tmp_path, monkeypatch)
     )
     table = json.loads((tmp_path / "h200.json").read_text())
     assert table["tunables"]["fitted"] and len(table["fit"]["per_shape"]) == 2
+
+
+def test_launched_waves_sizes_the_balanced_grid_by_its_launched_programs(monkeypatch):
+    # Stage 1 launches num_programs + batch programs per head block; the ablation's
+    # `launched_waves` asks for that many waves of launched programs.
+    import splitkv
+    from splitkv.bench import providers
+    from splitkv.device import DeviceSpec
+    from splitkv.testing import random_mla_case
+
+    h200 = DeviceSpec.preset("h200")
+    real_plan = splitkv.plan_decode
+    plans = []
+
+    def plan_as_h200(*args, **kwargs):
+        plans.append(real_plan(*args, **kwargs, device_spec=h200))
+        return plans[-1]
+
+    monkeypatch.setattr(splitkv, "plan_decode", plan_as_h200)
+    case = random_mla_case([300, 40, 5], 4, page_size=16, dtype=torch.float16, device="cpu")
+    for waves, programs in ((1, 264 - 3), (2, 528 - 3)):
+        prepared = providers.prepare_splitkv(case, schedule="balanced", launched_waves=waves)
+        assert plans[-1].num_programs == programs
+        assert prepared.schedule == f"balanced x {programs} programs"

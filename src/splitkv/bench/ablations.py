@@ -100,11 +100,15 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
                 "balanced, 2 waves",
                 {"schedule": "balanced", "num_programs": 528, "page_prefetch": False},
             ),
-            # Stage 1 launches num_programs + batch programs: at batch 48, 216 launch exactly
-            # one 16-row wave (264) and two 64-row waves (qlen 4: 132); 1,056 are 4 waves.
+            # Stage 1 launches num_programs + batch programs per head block: grids whose
+            # launched programs are one or two waves (docs/perf.md, session 5).
             Trial(
-                "balanced, 216 programs",
-                {"schedule": "balanced", "num_programs": 216, "page_prefetch": False},
+                "balanced, 1 launched wave",
+                {"schedule": "balanced", "launched_waves": 1, "page_prefetch": False},
+            ),
+            Trial(
+                "balanced, 2 launched waves",
+                {"schedule": "balanced", "launched_waves": 2, "page_prefetch": False},
             ),
             Trial(
                 "balanced, 4 waves",

@@ -47,8 +47,10 @@ def describe_schedule(plan: splitkv.DecodePlan) -> str:
     return plan.schedule
 
 
-def prepare_splitkv(case: MlaCase | GqaCase, **plan_knobs) -> Prepared:
-    """`plan_knobs`: any `plan_decode` overrides (num_splits, grid_order, merge tiling...)."""
+def prepare_splitkv(case: MlaCase | GqaCase, launched_waves: int = 0, **plan_knobs) -> Prepared:
+    """`plan_knobs`: any `plan_decode` overrides (num_splits, grid_order, merge tiling...).
+    `launched_waves` (balanced ablations): size the grid so that stage 1 launches that many
+    waves of programs, num_programs + batch per head block, instead of num_programs."""
     batch, qlen, heads, head_dim = case.q.shape
     cache = case.key_pool
     page_size = cache.shape[1]
@@ -56,17 +58,13 @@ def prepare_splitkv(case: MlaCase | GqaCase, **plan_knobs) -> Prepared:
     gqa = {}
     if isinstance(case, GqaCase):
         gqa = {"kind": "gqa", "num_kv_heads": cache.shape[2], "head_dim": head_dim}
-    plan = splitkv.plan_decode(
-        batch,
-        max_seq_len,
-        heads,
-        qlen=qlen,
-        page_size=page_size,
-        dtype=case.q.dtype,
-        device=case.q.device,
-        **gqa,
-        **{"seq_lens": case.seq_lens, **plan_knobs},  # the lengths steer schedule="auto"
-    )
+    shape = dict(qlen=qlen, page_size=page_size, dtype=case.q.dtype, device=case.q.device, **gqa)
+    knobs = {"seq_lens": case.seq_lens, **plan_knobs}  # the lengths steer schedule="auto"
+    if launched_waves:
+        # The default balanced grid is one wave of programs per head block.
+        wave = splitkv.plan_decode(batch, max_seq_len, heads, schedule="balanced", **shape)
+        knobs["num_programs"] = max(1, launched_waves * wave.num_programs - batch)
+    plan = splitkv.plan_decode(batch, max_seq_len, heads, **shape, **knobs)
     out = case.q.new_empty(batch, qlen, heads, plan.head_dim_v)
     lse = torch.empty(batch, qlen, heads, device=case.q.device)
     if isinstance(case, GqaCase):
