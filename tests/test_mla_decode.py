@@ -3,6 +3,7 @@ boundaries, MTP, odd head counts, empty and fully masked splits, both grid order
 tilings, NaN poisoned into every slot a request does not own."""
 
 import dataclasses
+import functools
 
 import pytest
 import torch
@@ -309,6 +310,52 @@ def test_default_latent_chains(heads, qlen, knobs, chains):
     gqa = splitkv.plan_decode(8, 4096, 32, kind="gqa", num_kv_heads=8, device="meta",
                               device_spec=spec)  # fmt: skip
     assert gqa.latent_chains == 1
+
+
+@pytest.mark.parametrize(
+    "lengths,heads,qlen,page_size,knobs",
+    [
+        ([300, 129, 64, 0, 5], 12, 1, 64, {}),  # whole blocks, partial tails, an empty request
+        ([95, 33, 1], 16, 1, 32, {"page_prefetch": True, "num_stages": 3}),
+        ([257, 31], 12, 2, 128, {"num_splits": 3}),  # MTP, the 32-row tile, 3 splits
+    ],
+)
+def test_tma_key_blocks_match_the_reference(lengths, heads, qlen, page_size, knobs, dtype,
+                                            device):  # fmt: skip
+    # kv_tma: whole key blocks by bulk copies, the partial last block by masked loads. Slots
+    # past each length hold NaN (random_mla_case), so a tail read by bulk copy would show.
+    case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size, dtype=dtype,
+                           device=device)  # fmt: skip
+    plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * page_size, heads,
+                               qlen=qlen, page_size=page_size, dtype=dtype, device=device,
+                               kv_tma=True, **knobs)  # fmt: skip
+    assert plan.kv_tma and plan.latent_chains == 2
+    run_and_check(case, plan=plan)
+
+
+def test_tma_needs_what_a_bulk_copy_takes(dtype, device):
+    plan = functools.partial(splitkv.plan_decode, 2, 512, 12, dtype=dtype, device=device)
+    for knobs, message in (
+        ({"kv_tma": 1}, r"^kv_tma: expected a bool"),
+        ({"kv_tma": True, "schedule": "balanced"}, r"^kv_tma: needs MLA"),
+        ({"kv_tma": True, "latent_chains": 1}, r"^kv_tma: needs MLA"),
+        ({"kv_tma": True, "page_size": 16, "block_n": 32}, r"^kv_tma: needs page_size >= block_n"),
+    ):
+        with pytest.raises((ValueError, TypeError), match=message):
+            plan(**knobs)
+    with pytest.raises(ValueError, match=r"^kv_tma: needs MLA"):
+        splitkv.plan_decode(2, 512, 8, kind="gqa", num_kv_heads=2, device=device, kv_tma=True)
+    # The pool must be page-contiguous rows: a view with a page stride of its own is named.
+    case = random_mla_case([100, 40], 12, page_size=64, dtype=dtype, device=device)
+    padded = torch.zeros(case.kv_cache.shape[0], 65, 576, dtype=dtype, device=device)
+    padded[:, :64] = case.kv_cache
+    strided = padded[:, :64]
+    tma = splitkv.plan_decode(2, case.page_table.shape[1] * 64, 12, page_size=64, dtype=dtype,
+                              device=device, kv_tma=True)  # fmt: skip
+    with pytest.raises(ValueError, match=r"^kv_cache: kv_tma needs page-contiguous rows"):
+        splitkv.mla_decode(case.q, strided, case.page_table, case.seq_lens, plan=tma)
+    out, lse = splitkv.mla_decode(case.q, strided, case.page_table, case.seq_lens)  # no TMA: ok
+    check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
 
 
 def test_two_latent_chains_with_narrow_heads(dtype, device):

@@ -107,3 +107,13 @@ def test_cuda_graph_capture_once_replay_many():
         torch.cuda.synchronize()
         ref_out, ref_lse = splitkv.reference.mla_decode(q, kv, table, lens)
         check_against_reference(out, lse, ref_out, ref_lse)
+
+
+@pytest.mark.parametrize("knobs", [{}, {"page_prefetch": True, "block_n": 32, "num_stages": 3}])
+def test_tma_key_blocks_at_long_context(knobs):
+    # Bulk tensor copies on the hardware (the CPU suite runs the interpreter's emulation).
+    lengths = [327600, 65537, 4097, 63]
+    case = random_mla_case(lengths, 16, dtype=torch.bfloat16, device="cuda")
+    plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * 64, 16, device="cuda",
+                               kv_tma=True, **knobs)  # fmt: skip
+    check(case, plan=plan)

@@ -47,7 +47,7 @@ STANDARD = [  # (block_h, block_n, warps, stages, prefetch)
 
 def compile_split(
     block_h, block_n, warps, stages, prefetch, page_size=64, heads=16, arch=90, maxnreg=None,
-    balanced_batch=0, latent_chains=1,
+    balanced_batch=0, latent_chains=1, kv_tma=False,
 ):  # fmt: skip
     dtypes = {
         "q_ptr": "*bf16", "kv_ptr": "*bf16", "page_table_ptr": "*i32", "seq_lens_ptr": "*i32",
@@ -62,6 +62,10 @@ def compile_split(
         "SPLIT_MAJOR": True, "PREFETCH_PAGE": prefetch,
     }  # fmt: skip
     constants["LATENT_CHAINS"] = latent_chains
+    if kv_tma:  # host tensor descriptors: boxes of half the latent width and of the rope part
+        signature["latent_desc"] = f"tensordesc<bf16[{block_n}, 256]>"
+        signature["rope_desc"] = f"tensordesc<bf16[{block_n}, 64]>"
+        constants["KV_TMA"] = True
     kernel = mla_split_kernel
     if balanced_batch:  # the balanced schedule's stage 1 (`num_programs` in place of splits)
         kernel = mla_balanced_kernel
@@ -89,6 +93,7 @@ def report(kernel) -> dict:
     buffers = re.findall(r"local_alloc : \(\) -> !ttg.memdesc<(\d+)x\d+x(?:512|256)x", ttgir)
     return {
         "shared_kb": round(kernel.metadata.shared / 1024, 1),
+        "bulk_copies": ptx.count("cp.async.bulk.tensor"),
         "registers": int(regs),
         "stack_bytes": int(stack),
         "wgmma": ptx.count("wgmma.mma_async"),
@@ -109,6 +114,7 @@ def main() -> None:
     parser.add_argument("--maxnreg", type=int, default=None, help="cap registers per thread")
     parser.add_argument("--balanced-batch", type=int, default=0, help="the balanced kernel")
     parser.add_argument("--latent-chains", type=int, default=1, help="score-dot chains: 1 or 2")
+    parser.add_argument("--kv-tma", action="store_true", help="key blocks by bulk copies")
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -119,7 +125,7 @@ def main() -> None:
         kernel = compile_split(
             *config, page_size=args.page_size, heads=args.heads, arch=args.arch,
             maxnreg=args.maxnreg, balanced_batch=args.balanced_batch,
-            latent_chains=args.latent_chains,
+            latent_chains=args.latent_chains, kv_tma=args.kv_tma,
         )  # fmt: skip
         names = ("block_h", "block_n", "warps", "stages", "prefetch")
         row = {**dict(zip(names, config, strict=True)), **report(kernel)}

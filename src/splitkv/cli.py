@@ -144,6 +144,12 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="page ids one block ahead (default: the plan's choice)",
     )
     parser.add_argument(
+        "--kv-tma",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="MLA key blocks by bulk tensor copies (TMA; default off)",
+    )
+    parser.add_argument(
         "--dependent-launch",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -250,6 +256,7 @@ def _trials(args: argparse.Namespace) -> list:
             "grid_order",
             "page_prefetch",
             "latent_chains",
+            "kv_tma",
             "dependent_launch",
             "schedule",
             "num_programs",
@@ -410,6 +417,7 @@ def _print_plan(plan) -> None:
         "split_num_stages",
         "page_prefetch",
         "latent_chains",
+        "kv_tma",
         "dependent_launch",
         "schedule",
         "merge_block_s",

@@ -6,6 +6,7 @@ import contextlib
 
 import torch
 import triton
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 from splitkv.checks import MlaCall, check_mla_call, validate_decode_data
 from splitkv.kernels.merge import merge_splits_kernel
@@ -142,6 +143,11 @@ def _launch(
             "SPLIT_MAJOR": plan.grid_order == "split_major",
             "HAS_KEY_START": key_starts is not None,
         }
+    block_dv = triton.next_power_of_2(plan.head_dim_v)
+    block_dpe = max(16, triton.next_power_of_2(max(head_dim_pe, 1)))
+    if plan.kv_tma:
+        descriptors = kv_descriptors(kv, call.page_size, plan.block_n, block_dv, block_dpe)
+        schedule_consts.update(descriptors)
     with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
         kernel[(grid,)](
             q,
@@ -166,8 +172,8 @@ def _launch(
             QLEN=call.qlen,
             HEAD_DIM_V=plan.head_dim_v,
             HEAD_DIM_PE=head_dim_pe,
-            BLOCK_DV=triton.next_power_of_2(plan.head_dim_v),
-            BLOCK_DPE=max(16, triton.next_power_of_2(max(head_dim_pe, 1))),
+            BLOCK_DV=block_dv,
+            BLOCK_DPE=block_dpe,
             PAGE_SIZE=call.page_size,
             BLOCK_H=plan.block_h,
             BLOCK_N=plan.block_n,
@@ -179,6 +185,31 @@ def _launch(
             **schedule_consts,
         )
         merge_workspace(plan, seq_lens, out, lse, max_seq_len=max_seq_len, key_starts=key_starts)
+
+
+def kv_descriptors(
+    kv: torch.Tensor, page_size: int, block_n: int, block_dv: int, block_dpe: int
+) -> dict:
+    """Host tensor descriptors for `kv_tma`: the pool as rows [num_pages * page_size, d_qk],
+    read in boxes of block_n rows by half the latent width (two per block) and by the rope
+    width (the box may run past d_qk: the copy fills those columns with zeros)."""
+    row = kv.stride(1)
+    if kv.stride(-1) != 1 or kv.stride(0) != page_size * row:
+        raise ValueError(
+            "kv_cache: kv_tma needs page-contiguous rows (strides "
+            f"(page_size * row, row, 1)), got strides {tuple(kv.stride())}"
+        )
+    if (row * kv.element_size()) % 16 or kv.data_ptr() % 16:
+        raise ValueError(
+            f"kv_cache: kv_tma needs rows and the pool 16-byte aligned, got a row stride of "
+            f"{row * kv.element_size()} bytes"
+        )
+    shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [row, 1]
+    return {
+        "latent_desc": TensorDescriptor(kv, shape, strides, [block_n, block_dv // 2]),
+        "rope_desc": TensorDescriptor(kv, shape, strides, [block_n, block_dpe]),
+        "KV_TMA": True,
+    }
 
 
 def merge_workspace(

@@ -58,7 +58,8 @@ class DecodePlan:
     `block_n` keys per iteration, program order `grid_order`; `page_prefetch` loads each
     block's page ids one iteration ahead (lets num_stages >= 3 keep several blocks in flight);
     `latent_chains` 2 (MLA) keeps the latent dims in halves, so the score dot runs as two
-    independent mma chains (an ablation: docs/perf.md).
+    independent mma chains (docs/perf.md); `kv_tma` (MLA) brings whole key blocks in by bulk
+    tensor copies (TMA) instead of per-thread loads.
     `schedule` "balanced" replaces the splits by `num_programs` programs per head block that
     share the batch's key blocks evenly (ragged batches; `block_b` is the batch bound the
     kernels scan); "uniform" splits every request into `num_splits`.
@@ -90,6 +91,7 @@ class DecodePlan:
     split_num_stages: int
     page_prefetch: bool
     latent_chains: int
+    kv_tma: bool
     dependent_launch: bool
     merge_block_s: int
     merge_d_split: int
@@ -131,6 +133,7 @@ def plan_decode(
     num_stages: int | None = None,
     page_prefetch: bool | None = None,
     latent_chains: int | None = None,
+    kv_tma: bool = False,
     dependent_launch: bool | None = None,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
     head_dim_v: int = MLA_HEAD_DIM_V,
@@ -167,6 +170,11 @@ def plan_decode(
             independent accumulator chains, 1 keeps one; default: 2 for uniform tiles of 16
             and 32 rows (3-11% faster on the H200, docs/perf.md v0.2.2), 1 for the 64-row and
             the balanced tiles (slower with two).
+        kv_tma: MLA, uniform schedule, two latent chains, page_size >= block_n: load each
+            whole key block with tensor-memory-accelerator copies (Hopper on; the interpreter
+            emulates them) through descriptors over the pool's rows, which must then be
+            page-contiguous; the partial last block of a split keeps masked loads. An
+            ablation (`splitkv bench --ablation pipeline`); default off.
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).
@@ -306,6 +314,16 @@ def plan_decode(
             f"latent_chains: 2 needs MLA with head_dim_v > {MIN_DOT}, got kind={kind!r} with "
             f"head_dim_v={head_dim_v}"
         )
+    if not isinstance(kv_tma, bool):
+        raise TypeError(f"kv_tma: expected a bool, got {type(kv_tma).__name__}")
+    if kv_tma and (kind != "mla" or schedule != "uniform" or latent_chains != 2):
+        raise ValueError(
+            "kv_tma: needs MLA with schedule='uniform' and latent_chains=2, got "
+            f"kind={kind!r}, schedule={schedule!r}, latent_chains={latent_chains}"
+        )
+    if kv_tma and page_size < block_n:
+        # A bulk copy takes one box of consecutive pool rows: the block must sit in one page.
+        raise ValueError(f"kv_tma: needs page_size >= block_n={block_n}, got {page_size}")
     if dependent_launch is None:
         dependent_launch = spec.dependent_launch and not interpreted
     # Slots for the balanced schedule's partials: one per (program, request) piece.
@@ -359,6 +377,7 @@ def plan_decode(
         split_num_stages=num_stages,
         page_prefetch=bool(page_prefetch),
         latent_chains=latent_chains,
+        kv_tma=kv_tma,
         dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,

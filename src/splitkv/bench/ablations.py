@@ -70,6 +70,13 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             Trial("prefetch, block_n 64, 3 stages", _PREFETCH | {"block_n": 64, "num_stages": 3}),
             # One 64-key buffer, page ids off the critical path (docs/perf.md: the SASS loops).
             Trial("prefetch, block_n 64, 2 stages", _PREFETCH | {"block_n": 64, "num_stages": 2}),
+            # Whole key blocks by bulk tensor copies (TMA); with page ids a block ahead and 3
+            # stages the pipeliner keeps two 32-key blocks in flight (202 registers, sm_90).
+            Trial(
+                "TMA, prefetch, block_n 32, 3 stages",
+                _PREFETCH | {"kv_tma": True, "block_n": 32, "num_stages": 3},
+            ),
+            Trial("TMA, block_n 64, 2 stages", {"kv_tma": True, "block_n": 64, "num_stages": 2}),
             # The score dot as one mma chain over all latent dims (the default for 16-row
             # tiles is two independent chains over the latent halves; docs/perf.md v0.2.2).
             Trial("one latent chain", {"latent_chains": 1}),
