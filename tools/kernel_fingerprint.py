@@ -1,0 +1,47 @@
+"""Fingerprints of the stage-1 MLA kernel's PTX for sm_90 at the configurations the planner
+uses, to show that a refactor leaves the compiled kernels unchanged (no GPU needed).
+
+    python tools/kernel_fingerprint.py > /tmp/before.txt
+    # ... change the kernel source ...
+    python tools/kernel_fingerprint.py | diff /tmp/before.txt - && echo unchanged
+
+Line-number (.loc) and debug-section lines are dropped, so moving code between jit helpers
+changes the fingerprint only where the instructions change.
+"""
+
+import hashlib
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from inspect_kernel import compile_split
+
+# (block_h, block_n, warps, stages, prefetch, latent chains, heads, balanced batch)
+CONFIGS = [
+    (16, 64, 4, 2, False, 1, 12, 0),  # 16-row tile, one chain
+    (16, 64, 4, 2, False, 2, 12, 0),  # the v0.2.2 default for <= 16 rows
+    (16, 32, 4, 3, True, 2, 16, 0),  # page ids a block ahead, 3 stages
+    (32, 64, 4, 2, False, 2, 24, 0),  # 32-row tile (MTP)
+    (64, 64, 8, 2, False, 1, 128, 0),  # 64-row wgmma tile
+    (16, 64, 4, 2, True, 1, 12, 48),  # balanced stage 1
+]
+DEBUG_PREFIXES = (".loc", ".file", "//", "$L__", ".section", ".b8", ".b32", ".b64")
+
+
+def fingerprint(ptx: str) -> str:
+    lines = (line for line in ptx.splitlines() if not line.strip().startswith(DEBUG_PREFIXES))
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+
+def main() -> None:
+    for block_h, block_n, warps, stages, prefetch, chains, heads, batch in CONFIGS:
+        kernel = compile_split(
+            block_h, block_n, warps, stages, prefetch, heads=heads, latent_chains=chains,
+            balanced_batch=batch,
+        )  # fmt: skip
+        name = f"h{heads} rows{block_h} n{block_n} w{warps} s{stages} pf{int(prefetch)}"
+        print(f"{name} chains{chains} balanced{batch}: {fingerprint(kernel.asm['ptx'])}")
+
+
+if __name__ == "__main__":
+    main()
