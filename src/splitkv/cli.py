@@ -150,6 +150,12 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="MLA key blocks by bulk tensor copies (TMA; default off)",
     )
     parser.add_argument(
+        "--write-whole",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="balanced MLA: whole-request pieces write the output, the merge skips them",
+    )
+    parser.add_argument(
         "--dependent-launch",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -257,6 +263,7 @@ def _trials(args: argparse.Namespace) -> list:
             "page_prefetch",
             "latent_chains",
             "kv_tma",
+            "write_whole",
             "dependent_launch",
             "schedule",
             "num_programs",
@@ -418,6 +425,7 @@ def _print_plan(plan) -> None:
         "page_prefetch",
         "latent_chains",
         "kv_tma",
+        "write_whole",
         "dependent_launch",
         "schedule",
         "merge_block_s",

@@ -132,10 +132,26 @@ def _launch(
     max_seq_len = page_table.shape[1] * call.page_size
     balanced = plan.schedule == "balanced"
     if balanced:
-        # One program per partial slot (kernels/balanced.py).
+        # One program per partial slot (kernels/balanced.py); with write_whole a piece that is
+        # a whole request writes its rows' output itself and the merge skips them.
         slots = plan.num_programs + call.batch
         kernel, grid = mla_balanced_kernel, slots * plan.num_head_blocks
-        schedule_args, schedule_consts = (plan.num_programs,), {"BLOCK_B": plan.block_b}
+        schedule_args = (plan.num_programs,)
+        schedule_consts = {"BLOCK_B": plan.block_b}
+        if plan.write_whole:
+            lse_strides = lse.stride() if lse is not None else (0, 0, 0)
+            schedule_consts.update(
+                out_ptr=out,
+                lse_ptr=lse if lse is not None else out,
+                stride_out_batch=out.stride(0),
+                stride_out_pos=out.stride(1),
+                stride_out_head=out.stride(2),
+                stride_lse_batch=lse_strides[0],
+                stride_lse_pos=lse_strides[1],
+                stride_lse_head=lse_strides[2],
+                WRITE_LSE=lse is not None,
+                WRITE_WHOLE=True,
+            )
     else:
         kernel, grid = mla_split_kernel, plan.num_splits * call.batch * plan.num_head_blocks
         schedule_args = (plan.num_splits,)
@@ -266,6 +282,7 @@ def merge_workspace(
             BLOCK_B=plan.block_b,
             HAS_KEY_START=key_starts is not None,
             WAIT_FOR_STAGE_1=plan.dependent_launch,
+            WHOLE_WRITTEN=plan.write_whole,  # stage 1 wrote whole requests' rows itself
             num_warps=plan.merge_num_warps,
             **({"launch_pdl": True} if plan.dependent_launch else {}),
         )

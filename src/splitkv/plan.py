@@ -92,6 +92,7 @@ class DecodePlan:
     page_prefetch: bool
     latent_chains: int
     kv_tma: bool
+    write_whole: bool
     dependent_launch: bool
     merge_block_s: int
     merge_d_split: int
@@ -134,6 +135,7 @@ def plan_decode(
     page_prefetch: bool | None = None,
     latent_chains: int | None = None,
     kv_tma: bool = False,
+    write_whole: bool = False,
     dependent_launch: bool | None = None,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
     head_dim_v: int = MLA_HEAD_DIM_V,
@@ -175,6 +177,10 @@ def plan_decode(
             emulates them) through descriptors over the pool's rows, which must then be
             page-contiguous; the partial last block of a split keeps masked loads. An
             ablation (`splitkv bench --ablation pipeline`); default off.
+        write_whole: MLA, balanced schedule: a piece that covers a whole request (most short
+            requests of a ragged batch) writes the final output and lse itself, and the merge
+            skips that request; an ablation (`--ablation schedule`), default off (the epilogue
+            raises the kernel to 255 registers on sm_90).
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).
@@ -324,6 +330,13 @@ def plan_decode(
     if kv_tma and page_size < block_n:
         # A bulk copy takes one box of consecutive pool rows: the block must sit in one page.
         raise ValueError(f"kv_tma: needs page_size >= block_n={block_n}, got {page_size}")
+    if not isinstance(write_whole, bool):
+        raise TypeError(f"write_whole: expected a bool, got {type(write_whole).__name__}")
+    if write_whole and (kind != "mla" or schedule != "balanced"):
+        raise ValueError(
+            f"write_whole: needs MLA with schedule='balanced', got kind={kind!r}, "
+            f"schedule={schedule!r}"
+        )
     if dependent_launch is None:
         dependent_launch = spec.dependent_launch and not interpreted
     # Slots for the balanced schedule's partials: one per (program, request) piece.
@@ -378,6 +391,7 @@ def plan_decode(
         page_prefetch=bool(page_prefetch),
         latent_chains=latent_chains,
         kv_tma=kv_tma,
+        write_whole=write_whole,
         dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,

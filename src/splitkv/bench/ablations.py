@@ -124,6 +124,11 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             # The balanced merge at batch 48 is 4,608 programs of 64 columns, most merging one
             # or two partials; 2 programs per row instead of 8 (docs/perf.md, session 5).
             Trial("default plan, merge 2 programs per row", {"merge_d_split": 2}),
+            # Whole-request pieces write the output and the merge skips them (balanced only).
+            Trial(
+                "balanced, whole requests written by stage 1",
+                {"schedule": "balanced", "page_prefetch": False, "write_whole": True},
+            ),
             # Its loop issues the page-id load after the dots (SASS, docs/perf.md): prefetch.
             Trial(
                 "balanced, prefetch, block_n 64",

@@ -51,6 +51,7 @@ def merge_splits_kernel(
     BLOCK_B: tl.constexpr,
     HAS_KEY_START: tl.constexpr,
     WAIT_FOR_STAGE_1: tl.constexpr = False,
+    WHOLE_WRITTEN: tl.constexpr = False,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     row_id = tl.program_id(0)  # request * ROWS + row
@@ -77,6 +78,9 @@ def merge_splits_kernel(
         first = program_of_block(end - count, num_programs, total)
         last = program_of_block(end - 1, num_programs, total)
         num_written = tl.where(count > 0, last - first + 1, 0).to(tl.int32)
+        if WHOLE_WRITTEN:  # noqa: SIM102 (compile-time, then run-time)
+            if num_written == 1:
+                return  # one program attended the whole request and wrote its rows itself
         # Empty programs in the range marked their slot lse -inf (kernels/balanced.py).
         first_slot = row.to(tl.int64) * (num_programs + batch) + first + request
     else:

@@ -14,7 +14,14 @@ import triton.language as tl
 
 from splitkv.kernels.balanced import mark_empty, piece_of_slot
 from splitkv.kernels.dependent_launch import release_dependent_grid
-from splitkv.kernels.online_softmax import softmax_step, softmax_weights, store_partial
+from splitkv.kernels.online_softmax import (
+    LN2,
+    normalized_state,
+    softmax_step,
+    softmax_weights,
+    store_partial,
+    write_partial,
+)
 from splitkv.kernels.paged import (
     advance_page_ids,
     block_page_ids,
@@ -415,9 +422,22 @@ def mla_balanced_kernel(
     PREFETCH_PAGE: tl.constexpr,
     RELEASE_MERGE: tl.constexpr = False,
     LATENT_CHAINS: tl.constexpr = 1,
+    out_ptr=None,  # WRITE_WHOLE: the call's out and lse, and their strides
+    lse_ptr=None,
+    stride_out_batch=0,
+    stride_out_pos=0,
+    stride_out_head=0,
+    stride_lse_batch=0,
+    stride_lse_pos=0,
+    stride_lse_head=0,
+    WRITE_LSE: tl.constexpr = False,
+    WRITE_WHOLE: tl.constexpr = False,
 ):
     """Stage 1 on the balanced schedule (kernels/balanced.py): one program per slot of a head
-    block, attending the one piece of the schedule that writes that slot."""
+    block, attending the one piece of the schedule that writes that slot.
+
+    WRITE_WHOLE: a piece that is a whole request (short requests, mostly) writes the final
+    output and lse itself, and the merge skips that request (its merge would be a copy)."""
     release_dependent_grid(RELEASE_MERGE)
     num_slots = num_programs + batch
     slot = tl.program_id(0) % num_slots
@@ -473,15 +493,30 @@ def mla_balanced_kernel(
                 LATENT_CHAINS,
             )
             dv = tl.arange(0, BLOCK_DV)
-            store_partial(
-                partial_o_ptr,
-                partial_lse_ptr,
-                slots,
-                row_ok,
-                m_i,
-                l_i,
-                acc,
-                dv,
-                dv < HEAD_DIM_V,
-                HEAD_DIM_V,
-            )
+            o, lse2 = normalized_state(m_i, l_i, acc)
+            dv_ok = dv < HEAD_DIM_V
+            if WRITE_WHOLE:
+                # A piece that is its request's whole key range writes the final rows itself.
+                if (lo == first_block) & (hi == first_block + tl.cdiv(seq_len, BLOCK_N)):
+                    head = rows % NUM_HEADS
+                    out_rows = (
+                        request.to(tl.int64) * stride_out_batch
+                        + q_pos.to(tl.int64) * stride_out_pos
+                        + head.to(tl.int64) * stride_out_head
+                    )
+                    tl.store(out_ptr + out_rows[:, None] + dv[None, :],
+                             o.to(out_ptr.dtype.element_ty),
+                             mask=row_ok[:, None] & dv_ok[None, :])  # fmt: skip
+                    if WRITE_LSE:
+                        lse_rows = (
+                            request.to(tl.int64) * stride_lse_batch
+                            + q_pos.to(tl.int64) * stride_lse_pos
+                            + head.to(tl.int64) * stride_lse_head
+                        )
+                        tl.store(lse_ptr + lse_rows, lse2 * LN2, mask=row_ok)
+                else:
+                    write_partial(partial_o_ptr, partial_lse_ptr, slots, row_ok, o, lse2, dv,
+                                  dv_ok, HEAD_DIM_V)  # fmt: skip
+            else:
+                write_partial(partial_o_ptr, partial_lse_ptr, slots, row_ok, o, lse2, dv, dv_ok,
+                              HEAD_DIM_V)  # fmt: skip

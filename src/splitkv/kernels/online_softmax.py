@@ -37,9 +37,15 @@ def store_partial(
 ):
     """Write one split's partial: normalised output and base-2 lse; rows that saw no key get
     out 0 and lse -inf, so the merge weighs them exactly 0."""
-    has_keys = l_i > 0.0
-    out = tl.where(has_keys[:, None], acc / tl.where(has_keys, l_i, 1.0)[:, None], 0.0)
-    lse = tl.where(has_keys, m_i + tl.log2(tl.where(has_keys, l_i, 1.0)), float("-inf"))
+    out, lse = normalized_state(m_i, l_i, acc)
+    write_partial(partial_o_ptr, partial_lse_ptr, slot, row_ok, out, lse, d, d_ok, HEAD_DIM_V)
+
+
+@triton.jit
+def write_partial(
+    partial_o_ptr, partial_lse_ptr, slot, row_ok, out, lse, d, d_ok, HEAD_DIM_V: tl.constexpr
+):
+    """Store normalised rows (`normalized_state`) as partials for the merge."""
     tl.store(partial_lse_ptr + slot, lse, mask=row_ok)
     tl.store(
         partial_o_ptr + slot[:, None] * HEAD_DIM_V + d[None, :],
@@ -78,3 +84,13 @@ def merged_lse(m_i, l_i):
     """The natural-log lse of merged states; -inf where no state had keys."""
     has_keys = l_i > 0.0
     return tl.where(has_keys, (m_i + tl.log2(tl.where(has_keys, l_i, 1.0))) * LN2, float("-inf"))
+
+
+@triton.jit
+def normalized_state(m_i, l_i, acc):
+    """Rows' (normalised output, base-2 lse) from a running state; rows that saw no key get
+    0 and -inf."""
+    has_keys = l_i > 0.0
+    out = tl.where(has_keys[:, None], acc / tl.where(has_keys, l_i, 1.0)[:, None], 0.0)
+    lse = tl.where(has_keys, m_i + tl.log2(tl.where(has_keys, l_i, 1.0)), float("-inf"))
+    return out, lse
