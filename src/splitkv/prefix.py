@@ -1,7 +1,8 @@
 """MLA decode with shared prefixes read once per group (a cascade; docs/shared-prefix.md).
 
 1. Prefix pass: for each group, its members' query rows stacked as the heads of one request
-   (qlen 1: the prefix lies before every query token) attend the group's shared pages once.
+   (qlen 1: the prefix lies before every query token) attend the group's shared pages once;
+   all groups are the requests of a single decode call.
 2. Suffix pass: every request attends only its keys after its group's prefix (or all of them,
    if it takes no part in a prefix pass).
 3. The two states of every row merge in fp32 (`merge_states`).
@@ -141,34 +142,49 @@ def mla_decode_shared_prefix(
     if call.batch:
         _launch(plan, q, call, page_table, seq_lens, suffix_out, suffix_lse, key_starts)
 
-    # Prefix pass: per group, all members' rows at once over the shared pages.
-    prefix_out = torch.zeros_like(suffix_out)
-    prefix_lse = torch.full_like(suffix_lse, float("-inf"))
-    for (members, pages), index, lens in zip(
-        prefix.groups, prefix.members, prefix.prefix_lens, strict=True
-    ):
-        if pages == 0:
-            continue
-        rows = q[index].reshape(1, 1, len(members) * qlen * heads, -1)
-        table = page_table[members[0] : members[0] + 1, :pages]
-        out_g, lse_g = _stacked_decode(rows, call.kv_cache, table, lens, call.scale)
-        lse_g = lse_g.reshape(len(members), qlen, heads)
-        prefix_out[index] = out_g.reshape(len(members), qlen, heads, -1)
-        prefix_lse[index] = torch.where(takes_part[index][:, None, None], lse_g, float("-inf"))
+    # Prefix pass: every group's rows at once over its shared pages, all groups in one launch.
+    prefix_out, prefix_lse = _prefix_pass(q, call, page_table, prefix, qlen, heads)
+    prefix_lse = torch.where(takes_part[:, None, None], prefix_lse, float("-inf"))
 
     outs, lses = torch.stack([prefix_out, suffix_out]), torch.stack([prefix_lse, suffix_lse])
     return merge_states(outs, lses)
 
 
-def _stacked_decode(rows, kv_cache, table, lens, scale):
-    """Decode many stacked rows (one 'request' with qlen 1), in chunks the kernels take."""
-    outs, lses = [], []
-    for start in range(0, rows.shape[2], MAX_HEADS):
-        chunk = rows[:, :, start : start + MAX_HEADS]
-        out, lse = mla_decode(chunk, kv_cache, table, lens, scale=scale)
-        outs.append(out)
-        lses.append(lse)
-    return torch.cat(outs, dim=2), torch.cat(lses, dim=2)
+def _prefix_pass(q, call, page_table, prefix, qlen, heads):
+    """Each group's members' query rows stacked as the heads of one request (qlen 1: the prefix
+    precedes every query token) over its shared pages; chunks of at most MAX_HEADS rows, all
+    groups' chunks as the requests of a single decode call, so the groups' passes share one
+    grid instead of one launch (and one half-empty wave) each."""
+    rows_of = {}  # group -> its members' rows, flat [members * qlen * heads, d_qk]
+    chunks = []  # (group, first row, rows)
+    for g, ((members, pages), index) in enumerate(zip(prefix.groups, prefix.members, strict=True)):
+        if pages == 0:
+            continue
+        rows_of[g] = q[index].reshape(len(members) * qlen * heads, q.shape[-1])
+        total = rows_of[g].shape[0]
+        starts = range(0, total, MAX_HEADS)
+        chunks += [(g, start, min(MAX_HEADS, total - start)) for start in starts]
+    prefix_out = q.new_zeros(call.batch, qlen, heads, MLA_HEAD_DIM_V)
+    prefix_lse = torch.full(prefix_out.shape[:-1], float("-inf"), device=q.device)
+    if not chunks:
+        return prefix_out, prefix_lse
+    width = max(rows for _, _, rows in chunks)
+    stacked = q.new_zeros(len(chunks), 1, width, q.shape[-1])  # padding rows: zeros, dropped
+    for c, (g, start, rows) in enumerate(chunks):
+        stacked[c, 0, :rows] = rows_of[g][start : start + rows]
+    # Each chunk reads its group's pages through the first member's table row.
+    first = torch.cat([prefix.members[g][:1] for g, _, _ in chunks])
+    lens = torch.cat([prefix.prefix_lens[g] for g, _, _ in chunks])
+    out, lse = mla_decode(stacked, call.kv_cache, page_table[first], lens, scale=call.scale)
+    for g, ((members, _), index) in enumerate(zip(prefix.groups, prefix.members, strict=True)):
+        if g not in rows_of:
+            continue
+        parts = [(c, rows) for c, (cg, _, rows) in enumerate(chunks) if cg == g]
+        group_out = torch.cat([out[c, 0, :rows] for c, rows in parts])
+        group_lse = torch.cat([lse[c, 0, :rows] for c, rows in parts])
+        prefix_out[index] = group_out.reshape(len(members), qlen, heads, -1)
+        prefix_lse[index] = group_lse.reshape(len(members), qlen, heads)
+    return prefix_out, prefix_lse
 
 
 def _check_groups(prefix_groups, batch: int, columns: int) -> list[tuple[list[int], int]]:
