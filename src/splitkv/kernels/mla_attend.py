@@ -115,8 +115,9 @@ def mla_attend_keys(
 
     KV_TMA (with LATENT_CHAINS = 2 and a block inside one page): whole key blocks arrive as
     bulk tensor copies through `latent_desc` ([BLOCK_N, BLOCK_DV / 2] boxes of the pool's rows)
-    and `rope_desc` ([BLOCK_N, BLOCK_DPE]); a last partial block takes the masked loads, so
-    slots past key_end (whatever they hold) never enter."""
+    and `rope_desc` ([BLOCK_N, BLOCK_DPE]); a partial last block takes masked loads 16 keys at
+    a time (small tiles: a whole-block second copy of the body spilled), so slots past key_end
+    (whatever they hold) never enter."""
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, BLOCK_DV], tl.float32)
