@@ -6,6 +6,7 @@ import types
 import pytest
 import torch
 
+import splitkv
 from splitkv.bench import sweep
 from splitkv.bench.report import write_results
 from splitkv.bench.shapes import BenchShape
@@ -138,7 +139,6 @@ def test_tune_sweeps_fits_and_writes_a_table(cpu_harness, tmp_path, monkeypatch)
 def test_launched_waves_sizes_the_balanced_grid_by_its_launched_programs(monkeypatch):
     # Stage 1 launches num_programs + batch programs per head block; the ablation's
     # `launched_waves` asks for that many waves of launched programs.
-    import splitkv
     from splitkv.bench import providers
     from splitkv.device import DeviceSpec
     from splitkv.testing import random_mla_case
@@ -157,3 +157,34 @@ def test_launched_waves_sizes_the_balanced_grid_by_its_launched_programs(monkeyp
         prepared = providers.prepare_splitkv(case, schedule="balanced", launched_waves=waves)
         assert plans[-1].num_programs == programs
         assert prepared.schedule == f"balanced x {programs} programs"
+
+
+@pytest.mark.parametrize("kind", ["mla", "gqa"])
+def test_stage_one_then_the_merge_is_the_call(kind):
+    # The bench times stage 1 alone beside the whole call (the merge's added cost): stage 1
+    # then the merge must be exactly the call.
+    from splitkv.gqa import gqa_stage_one
+    from splitkv.mla import merge_workspace, mla_stage_one
+    from splitkv.testing import random_gqa_case, random_mla_case
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    lengths, page = [200, 70, 5], 16
+    if kind == "mla":
+        case = random_mla_case(lengths, 12, page_size=page, dtype=torch.float16, device=device)
+        plan_shape, extra, run_stage_one = {}, {}, mla_stage_one
+        decode = splitkv.mla_decode
+    else:
+        case = random_gqa_case(lengths, 8, 2, 64, sinks=True, page_size=page,
+                               dtype=torch.float16, device=device)  # fmt: skip
+        plan_shape = {"kind": "gqa", "num_kv_heads": 2, "head_dim": 64}
+        extra, run_stage_one, decode = {"sinks": case.sinks}, gqa_stage_one, splitkv.gqa_decode
+    max_seq_len = case.page_table.shape[1] * page
+    heads = case.q.shape[2]
+    plan = splitkv.plan_decode(3, max_seq_len, heads, page_size=page, dtype=torch.float16,
+                               device=device, **plan_shape)  # fmt: skip
+    want_out, want_lse = decode(*case.args, plan=plan, **extra)
+    out = torch.full_like(want_out, float("nan"))
+    lse = torch.full_like(want_lse, float("nan"))
+    run_stage_one(*case.args, plan=plan, out=out, lse=lse, **extra)
+    merge_workspace(plan, case.seq_lens, out, lse, max_seq_len=max_seq_len, **extra)
+    assert torch.equal(out, want_out) and torch.equal(lse, want_lse)

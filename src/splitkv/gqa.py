@@ -118,6 +118,39 @@ def gqa_decode(
     return out, lse
 
 
+def gqa_stage_one(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    page_table: torch.Tensor,
+    seq_lens: torch.Tensor,
+    *,
+    plan: DecodePlan,
+    out: torch.Tensor,
+    lse: torch.Tensor | None,
+    sinks: torch.Tensor | None = None,
+) -> None:
+    """Stage 1 of `gqa_decode` alone (no window, no cap), its partials left in the plan's
+    workspace: the benchmarks time it beside the whole call (see `splitkv.mla.mla_stage_one`)."""
+    call = check_gqa_call(
+        q,
+        k_cache,
+        v_cache,
+        page_table,
+        seq_lens,
+        scale=None,
+        out=out,
+        lse=lse,
+        window_left=-1,
+        logit_cap=0.0,
+        sinks=sinks,
+        max_heads=MAX_HEADS,
+        max_qlen=MAX_QLEN,
+    )
+    if call.batch > 0:
+        _launch(plan, call, q, k_cache, v_cache, page_table, seq_lens, sinks, out, lse, False)
+
+
 def _launch(
     plan: DecodePlan,
     call: GqaCall,
@@ -129,6 +162,7 @@ def _launch(
     sinks: torch.Tensor | None,
     out: torch.Tensor,
     lse: torch.Tensor | None,
+    merge: bool = True,
 ) -> None:
     ws = plan.workspace
     per_program = call.num_kv_heads * plan.num_head_blocks
@@ -182,6 +216,8 @@ def _launch(
             num_stages=plan.split_num_stages,
             **schedule_consts,
         )
+    if not merge:
+        return
     merge_workspace(
         plan,
         seq_lens,

@@ -114,6 +114,36 @@ def mla_decode(
     return out, lse
 
 
+def mla_stage_one(
+    q: torch.Tensor,
+    kv_cache: torch.Tensor,
+    page_table: torch.Tensor,
+    seq_lens: torch.Tensor,
+    *,
+    plan: DecodePlan,
+    out: torch.Tensor,
+    lse: torch.Tensor | None,
+) -> None:
+    """Stage 1 of `mla_decode` alone, its partials left in the plan's workspace: the benchmarks
+    time it beside the whole call, so the merge's added cost shows (stage 2 overlaps stage 1's
+    tail). out / lse: the call's outputs (a `write_whole` plan writes some rows there)."""
+    call = check_mla_call(
+        q,
+        kv_cache,
+        page_table,
+        seq_lens,
+        scale=None,
+        out=out,
+        lse=lse,
+        head_dim_qk=plan.head_dim_qk,
+        head_dim_v=plan.head_dim_v,
+        max_heads=MAX_HEADS,
+        max_qlen=MAX_QLEN,
+    )
+    if call.batch > 0:
+        _launch(plan, q, call, page_table, seq_lens, out, lse, merge=False)
+
+
 def _launch(
     plan: DecodePlan,
     q: torch.Tensor,
@@ -123,9 +153,11 @@ def _launch(
     out: torch.Tensor,
     lse: torch.Tensor | None,
     key_starts: torch.Tensor | None = None,
+    merge: bool = True,
 ) -> None:
-    """Both stages. key_starts ([batch] int32, uniform schedule only): each request attends
-    only its keys from there on (the suffix pass of a shared-prefix cascade)."""
+    """Both stages (stage 1 alone without `merge`). key_starts ([batch] int32, uniform schedule
+    only): each request attends only its keys from there on (the suffix pass of a
+    shared-prefix cascade)."""
     kv = call.kv_cache
     ws = plan.workspace
     head_dim_pe = plan.head_dim_qk - plan.head_dim_v
@@ -200,7 +232,10 @@ def _launch(
             num_stages=plan.split_num_stages,
             **schedule_consts,
         )
-        merge_workspace(plan, seq_lens, out, lse, max_seq_len=max_seq_len, key_starts=key_starts)
+        if merge:
+            merge_workspace(
+                plan, seq_lens, out, lse, max_seq_len=max_seq_len, key_starts=key_starts
+            )
 
 
 def kv_descriptors(

@@ -20,7 +20,8 @@ from pathlib import Path
 import torch
 
 import splitkv
-from splitkv.mla import merge_workspace
+from splitkv.gqa import gqa_stage_one
+from splitkv.mla import merge_workspace, mla_stage_one
 from splitkv.testing import GqaCase, MlaCase
 
 SGLANG_MODULE = "sglang/srt/layers/attention/triton_ops/decode_attention.py"
@@ -34,6 +35,7 @@ class Prepared:
     result: Callable[[], tuple[torch.Tensor, torch.Tensor | None]]
     num_splits: int
     merge_run: Callable[[], object] | None = None  # stage 2 alone, where it can run alone
+    stage1_run: Callable[[], object] | None = None  # stage 1 alone (the merge's added cost)
     schedule: str = ""  # splitkv's stage-1 schedule ("uniform", "balanced x 264 programs")
 
 
@@ -70,9 +72,11 @@ def prepare_splitkv(case: MlaCase | GqaCase, launched_waves: int = 0, **plan_kno
     if isinstance(case, GqaCase):
         sinks = case.sinks
         run = lambda: splitkv.gqa_decode(*case.args, plan=plan, out=out, lse=lse, sinks=sinks)
+        stage1 = lambda: gqa_stage_one(*case.args, plan=plan, out=out, lse=lse, sinks=sinks)
     else:
         sinks = None
         run = lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse)
+        stage1 = lambda: mla_stage_one(*case.args, plan=plan, out=out, lse=lse)
     return Prepared(
         run=run,
         result=lambda: (out, lse),
@@ -81,6 +85,7 @@ def prepare_splitkv(case: MlaCase | GqaCase, launched_waves: int = 0, **plan_kno
         merge_run=lambda: merge_workspace(
             plan, case.seq_lens, out, lse, max_seq_len=max_seq_len, sinks=sinks
         ),
+        stage1_run=stage1,
     )
 
 

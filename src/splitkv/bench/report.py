@@ -11,7 +11,7 @@ CSV_FIELDS = [
     "provider", "variant", "label", "heads", "context", "batch", "qlen", "page_size", "dtype",
     "shared_prefix", "num_splits", "schedule", "p20_us", "p50_us", "p80_us", "gb_per_s",
     "tflop_per_s", "frac_read_ceiling", "unique_frac_read_ceiling", "frac_matmul", "merge_p50_us",
-    "merge_share", "rel_error", "status", "gpu", "command",
+    "merge_share", "stage1_p50_us", "merge_added_share", "rel_error", "status", "gpu", "command",
 ]  # fmt: skip
 
 
@@ -45,7 +45,7 @@ def markdown(result: dict) -> str:
         f"bf16 matmul {ceil['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s.",
         "",
         "| provider | variant | heads | shape | qlen | splits | schedule | p50 us (p20-p80) "
-        "| GB/s | of read ceiling | TFLOP/s | of matmul | merge share | status |",
+        "| GB/s | of read ceiling | TFLOP/s | of matmul | merge share alone (added) | status |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in result["rows"]:
@@ -53,6 +53,8 @@ def markdown(result: dict) -> str:
         head = f"| {r['provider']} | {r.get('variant', '')} | {r['heads']} | {shape} | {r['qlen']} "
         if r.get("status") == "ok":
             merge = f"{r['merge_share']:.1%}" if "merge_share" in r else ""
+            if "merge_added_share" in r:
+                merge += f" (adds {r['merge_added_share']:.1%})"
             timing = f"{r['p50_us']:.1f} ({r['p20_us']:.1f}-{r['p80_us']:.1f})"
             lines.append(
                 f"{head}| {r['num_splits']} | {r.get('schedule', '')} | {timing} "

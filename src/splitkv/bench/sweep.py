@@ -244,6 +244,10 @@ def _measure(provider, cases, knobs, ref_out, shape, ceilings, rep_ms, measure_m
     if measure_merge and prepared[0].merge_run is not None:
         _, merge_p50, _ = _per_call_times([p.merge_run for p in prepared], rep_ms)
         result.update(merge_p50_us=merge_p50, merge_share=merge_p50 / p50)
+    if measure_merge and prepared[0].stage1_run is not None:
+        # What the merge adds to the call: it overlaps stage 1's tail, so less than alone.
+        _, stage1_p50, _ = _per_call_times([p.stage1_run for p in prepared], rep_ms)
+        result.update(stage1_p50_us=stage1_p50, merge_added_share=1 - stage1_p50 / p50)
     return result
 
 
@@ -296,6 +300,8 @@ def _summary(row: dict) -> str:
     if row.get("status") != "ok":
         return f"{name:28} {row.get('status')}"
     merge = f"  merge {row['merge_share']:5.1%}" if "merge_share" in row else ""
+    if "merge_added_share" in row:
+        merge += f" (adds {row['merge_added_share']:5.1%})"
     return (
         f"{name:28} splits {row['num_splits']:>4}  p50 {row['p50_us']:9.1f} us  "
         f"{row['gb_per_s']:6.0f} GB/s ({row['frac_read_ceiling']:5.1%} of read)  "
