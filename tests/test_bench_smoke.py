@@ -157,6 +157,11 @@ def test_launched_waves_sizes_the_balanced_grid_by_its_launched_programs(monkeyp
         prepared = providers.prepare_splitkv(case, schedule="balanced", launched_waves=waves)
         assert plans[-1].num_programs == programs
         assert prepared.schedule == f"balanced x {programs} programs"
+    # MLA's 64-row tile (qlen 4 x 12 heads): a wave is 132 programs, whatever the default grid.
+    mtp = random_mla_case([300, 40, 5], 12, qlen=4, page_size=16, dtype=torch.float16,
+                          device="cpu")  # fmt: skip
+    providers.prepare_splitkv(mtp, schedule="balanced", launched_waves=1)
+    assert (plans[-1].block_h, plans[-1].num_programs) == (64, 132 - 3)
 
 
 @pytest.mark.parametrize("kind", ["mla", "gqa"])

@@ -19,6 +19,7 @@ from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.schedule import pick_schedule
 
 BALANCED_MERGE_BLOCK_S = 64  # the balanced merge's tile of partials (see plan_decode)
+WIDE_BALANCED_WAVES = 4  # the balanced grid of MLA's 64-row tile, in waves (see plan_decode)
 MAX_SPLITS = 256  # the merge is tuned for at most 256 partials per row (one BLOCK_S tile)
 MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks than tested
 MAX_QLEN = 8  # multi-token prediction depth the causal rule is tested for
@@ -153,7 +154,8 @@ def plan_decode(
             last window_left + qlen keys are split.
         schedule: "uniform" (every request cut into num_splits), "balanced" (the batch's key
             blocks cut evenly over num_programs programs per kv head and head block; default:
-            one wave of the device in all), or "auto": uniform when `num_splits` is given,
+            one wave of the device in all, four for MLA's 64-row tile), or "auto": uniform
+            when `num_splits` is given,
             balanced when only `num_programs` is, else balanced where `seq_lens` shows a
             ragged batch that it would finish sooner (splitkv/schedule.py), else uniform.
         seq_lens: the lengths the plan is for (host ints or a tensor, read once here), used only
@@ -256,8 +258,10 @@ def plan_decode(
 
     num_head_blocks = -(-group_rows // block_h)
     wave = spec.compute_units * resident_programs_per_sm(kind, block_h, head_dim_v, spec)
-    if num_programs is None:
-        # One wave of stage-1 programs in all, over the kv heads and head blocks.
+    default_grid = num_programs is None
+    if default_grid:
+        # One wave of stage-1 programs in all, over the kv heads and head blocks (the
+        # schedule choice below compares the schedules at one wave).
         num_programs = max(1, wave // (num_kv_heads * num_head_blocks))
     check_int("num_programs", num_programs, 1)
     if schedule == "auto":
@@ -275,6 +279,12 @@ def plan_decode(
                 spec.tunables.balanced_cost,
             )
     balanced = schedule == "balanced"
+    if default_grid and balanced and kind == "mla" and block_h >= 64:
+        # Stage 1 launches num_programs + batch programs; the 64-row tile runs one per SM, so
+        # a batch's extra pieces are a large share of its 132-program wave and start late.
+        # Four waves of shorter pieces: 436 vs 556 us at 1 x 327,600 + 47 short, qlen 4
+        # (H200, docs/perf.md v0.2.2).
+        num_programs *= WIDE_BALANCED_WAVES
     short_tile = block_h <= MIN_DOT
     # balanced_prefetch: the default chose prefetch for balanced MLA programs of <= 32 rows,
     # which then keep one 64-key buffer (schedule ablation, docs/perf.md v0.2.1: -5% for

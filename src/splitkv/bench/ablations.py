@@ -102,7 +102,8 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             Trial("default plan (auto)", {}),
             Trial("uniform splits", {"schedule": "uniform"}),
             # Without page-id prefetch (the balanced default for <= 32 rows since v0.2.1).
-            Trial("balanced, 1 wave", {"schedule": "balanced", "page_prefetch": False}),
+            # The default grid: one wave of programs (four for MLA's 64-row tile, since v0.2.2).
+            Trial("balanced, default grid", {"schedule": "balanced", "page_prefetch": False}),
             Trial(
                 "balanced, 2 waves",
                 {"schedule": "balanced", "num_programs": 528, "page_prefetch": False},
