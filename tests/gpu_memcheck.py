@@ -78,6 +78,23 @@ def main() -> None:
         lens[0] = 1 << 30
         lens[1] = -4
         splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=plan)
+        # Whole-request pieces writing out / lse themselves (write_whole), corrupt lengths too.
+        whole = splitkv.plan_decode(
+            len(lengths), 4160, 12, device=dev, schedule="balanced", num_programs=programs,
+            write_whole=True,
+        )  # fmt: skip
+        out, lse = splitkv.mla_decode(*case.args, plan=whole, validate=True)
+        check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+        splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=whole)
+    # Key blocks by bulk tensor copies (kv_tma): tails, an empty request, corrupt inputs.
+    for knobs in ({}, {"page_prefetch": True, "block_n": 32, "num_stages": 3}):
+        tma = splitkv.plan_decode(len(lengths), 4160, 12, device=dev, kv_tma=True, **knobs)
+        out, lse = splitkv.mla_decode(*case.args, plan=tma, validate=True)
+        check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+        table = case.page_table.clone()
+        table[0, 0] = 1 << 30
+        table[-1, -1] = -3
+        splitkv.mla_decode(case.q, case.kv_cache, table, lens, plan=tma)
     gqa = random_gqa_case(
         lengths, 32, 8, 128, qlen=1, page_size=16, dtype=torch.bfloat16, device=dev
     )
