@@ -20,6 +20,7 @@ from splitkv.kernels.paged import (
     first_page_ids,
     kv_row_offsets,
 )
+from splitkv.kernels.rows import row_offsets
 from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
 
 LOG2E = tl.constexpr(1.4426950408889634)
@@ -164,11 +165,7 @@ def gqa_load_queries(
     """One kv head's query rows of a request: local row = query position * GROUP + head within
     the group. Returns (q, row_ok, q_pos, q_head)."""
     row_ok, q_pos, q_head = gqa_rows(kv_head, head_block, GROUP, QLEN, BLOCK_H)
-    q_row = (
-        request.to(tl.int64) * stride_q_batch
-        + q_pos.to(tl.int64) * stride_q_pos
-        + q_head.to(tl.int64) * stride_q_head
-    )
+    q_row = row_offsets(request, q_pos, q_head, stride_q_batch, stride_q_pos, stride_q_head)
     d = tl.arange(0, BLOCK_D)
     q = tl.load(
         q_ptr + q_row[:, None] + d[None, :],

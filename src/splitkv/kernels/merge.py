@@ -13,6 +13,7 @@ import triton.language as tl
 from splitkv.kernels.balanced import pick, program_of_block, request_blocks
 from splitkv.kernels.dependent_launch import wait_for_prior_grid
 from splitkv.kernels.online_softmax import fold_states, merged_lse, merged_output, state_weights
+from splitkv.kernels.rows import row_offsets
 from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
 
 LOG2E = tl.constexpr(1.4426950408889634)  # sinks arrive in natural log; partials are base 2
@@ -126,19 +127,13 @@ def merge_splits_kernel(
         l_i = l_i * alpha + tl.exp2(sink - m_new)
         m_i = m_new
     result = merged_output(acc, l_i)
-    out_row = (
-        request.to(tl.int64) * stride_out_batch
-        + q_pos.to(tl.int64) * stride_out_pos
-        + head.to(tl.int64) * stride_out_head
-    )
+    out_row = row_offsets(request, q_pos, head, stride_out_batch, stride_out_pos, stride_out_head)
     tl.store(out_ptr + out_row + offs_d, result.to(out_ptr.dtype.element_ty), mask=d_ok)
     # Two ifs: the first is compile-time (constexpr), the second a run-time branch.
     if WRITE_LSE:  # noqa: SIM102
         if tl.program_id(1) == 0:
             lse = merged_lse(m_i, l_i)
-            lse_row = (
-                request.to(tl.int64) * stride_lse_batch
-                + q_pos.to(tl.int64) * stride_lse_pos
-                + head.to(tl.int64) * stride_lse_head
+            lse_row = row_offsets(
+                request, q_pos, head, stride_lse_batch, stride_lse_pos, stride_lse_head
             )
             tl.store(lse_ptr + lse_row + tl.arange(0, 1), lse)

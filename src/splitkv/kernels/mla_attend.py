@@ -16,6 +16,7 @@ from splitkv.kernels.paged import (
     first_page_ids,
     kv_row_offsets,
 )
+from splitkv.kernels.rows import row_offsets
 
 
 @triton.jit
@@ -42,10 +43,8 @@ def mla_load_queries(
     rows = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
     row_ok = rows < QLEN * NUM_HEADS
     q_pos = rows // NUM_HEADS
-    q_row = (
-        request.to(tl.int64) * stride_q_batch
-        + q_pos.to(tl.int64) * stride_q_pos
-        + (rows % NUM_HEADS).to(tl.int64) * stride_q_head
+    q_row = row_offsets(
+        request, q_pos, rows % NUM_HEADS, stride_q_batch, stride_q_pos, stride_q_head
     )
     if LATENT_CHAINS == 2:
         dh = tl.arange(0, BLOCK_DV // 2)

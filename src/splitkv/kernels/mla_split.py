@@ -15,6 +15,7 @@ from splitkv.kernels.balanced import mark_empty, piece_of_slot
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.mla_attend import mla_attend_keys, mla_load_queries
 from splitkv.kernels.online_softmax import LN2, normalized_state, store_partial, write_partial
+from splitkv.kernels.rows import row_offsets
 from splitkv.kernels.split_range import clamped_seq_len, keys_per_split
 
 
@@ -242,19 +243,15 @@ def mla_balanced_kernel(
                 # A piece that is its request's whole key range writes the final rows itself.
                 if (lo == first_block) & (hi == first_block + tl.cdiv(seq_len, BLOCK_N)):
                     head = rows % NUM_HEADS
-                    out_rows = (
-                        request.to(tl.int64) * stride_out_batch
-                        + q_pos.to(tl.int64) * stride_out_pos
-                        + head.to(tl.int64) * stride_out_head
+                    out_rows = row_offsets(
+                        request, q_pos, head, stride_out_batch, stride_out_pos, stride_out_head
                     )
                     tl.store(out_ptr + out_rows[:, None] + dv[None, :],
                              o.to(out_ptr.dtype.element_ty),
                              mask=row_ok[:, None] & dv_ok[None, :])  # fmt: skip
                     if WRITE_LSE:
-                        lse_rows = (
-                            request.to(tl.int64) * stride_lse_batch
-                            + q_pos.to(tl.int64) * stride_lse_pos
-                            + head.to(tl.int64) * stride_lse_head
+                        lse_rows = row_offsets(
+                            request, q_pos, head, stride_lse_batch, stride_lse_pos, stride_lse_head
                         )
                         tl.store(lse_ptr + lse_rows, lse2 * LN2, mask=row_ok)
                 else:
