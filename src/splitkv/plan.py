@@ -279,12 +279,8 @@ def plan_decode(
                 spec.tunables.balanced_cost,
             )
     balanced = schedule == "balanced"
-    if default_grid and balanced and kind == "mla" and block_h >= 64:
-        # Stage 1 launches num_programs + batch programs; the 64-row tile runs one per SM, so
-        # a batch's extra pieces are a large share of its 132-program wave and start late.
-        # Four waves of shorter pieces: 436 vs 556 us at 1 x 327,600 + 47 short, qlen 4
-        # (H200, docs/perf.md v0.2.2).
-        num_programs *= WIDE_BALANCED_WAVES
+    if default_grid and balanced:
+        num_programs *= balanced_waves(kind, block_h)
     short_tile = block_h <= MIN_DOT
     # balanced_prefetch: the default chose prefetch for balanced MLA programs of <= 32 rows,
     # which then keep one 64-key buffer (schedule ablation, docs/perf.md v0.2.1: -5% for
@@ -408,6 +404,14 @@ def plan_decode(
         merge_num_warps=4,
         workspace=workspace,
     )
+
+
+def balanced_waves(kind: str, block_h: int) -> int:
+    """The default balanced grid, in waves of stage-1 programs. Stage 1 launches num_programs
+    + batch programs; MLA's 64-row tile runs one per SM, so a batch's extra pieces are a large
+    share of its 132-program wave and start late: four waves of shorter pieces took 436 vs
+    556 us at 1 x 327,600 + 47 short, qlen 4 (H200, docs/perf.md v0.2.2)."""
+    return WIDE_BALANCED_WAVES if kind == "mla" and block_h >= 64 else 1
 
 
 def prefetch_pays(
