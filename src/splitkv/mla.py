@@ -75,19 +75,7 @@ def mla_decode(
     """
     if plan is not None and not isinstance(plan, DecodePlan):
         raise TypeError(f"plan: expected a DecodePlan from plan_decode, got {type(plan).__name__}")
-    call = check_mla_call(
-        q,
-        kv_cache,
-        page_table,
-        seq_lens,
-        scale=scale,
-        out=out,
-        lse=lse,
-        head_dim_qk=plan.head_dim_qk if plan is not None else MLA_HEAD_DIM_QK,
-        head_dim_v=plan.head_dim_v if plan is not None else MLA_HEAD_DIM_V,
-        max_heads=MAX_HEADS,
-        max_qlen=MAX_QLEN,
-    )
+    call = _check_call(q, kv_cache, page_table, seq_lens, scale, out, lse, plan)
     plan = plan_for_call(
         plan,
         q,
@@ -127,21 +115,32 @@ def mla_stage_one(
     """Stage 1 of `mla_decode` alone, its partials left in the plan's workspace: the benchmarks
     time it beside the whole call, so the merge's added cost shows (stage 2 overlaps stage 1's
     tail). out / lse: the call's outputs (a `write_whole` plan writes some rows there)."""
-    call = check_mla_call(
+    call = _check_call(q, kv_cache, page_table, seq_lens, None, out, lse, plan)
+    if call.batch > 0:
+        _launch(plan, q, call, page_table, seq_lens, out, lse, merge=False)
+
+
+def _check_call(q, kv_cache, page_table, seq_lens, scale, out, lse, plan) -> MlaCall:
+    """The call's checks: the plan's widths (MLA's without a plan), this module's bounds."""
+    return check_mla_call(
         q,
         kv_cache,
         page_table,
         seq_lens,
-        scale=None,
+        scale=scale,
         out=out,
         lse=lse,
-        head_dim_qk=plan.head_dim_qk,
-        head_dim_v=plan.head_dim_v,
+        head_dim_qk=plan.head_dim_qk if plan is not None else MLA_HEAD_DIM_QK,
+        head_dim_v=plan.head_dim_v if plan is not None else MLA_HEAD_DIM_V,
         max_heads=MAX_HEADS,
         max_qlen=MAX_QLEN,
     )
-    if call.batch > 0:
-        _launch(plan, q, call, page_table, seq_lens, out, lse, merge=False)
+
+
+def _lse_args(lse: torch.Tensor | None, out: torch.Tensor) -> tuple[torch.Tensor, tuple]:
+    """(pointer, strides) for a kernel's lse argument; without lse a stand-in never written
+    (the kernels' WRITE_LSE is off)."""
+    return (lse, lse.stride()) if lse is not None else (out, (0, 0, 0))
 
 
 def _launch(
@@ -171,10 +170,10 @@ def _launch(
         schedule_args = (plan.num_programs,)
         schedule_consts = {"BLOCK_B": plan.block_b}
         if plan.write_whole:
-            lse_strides = lse.stride() if lse is not None else (0, 0, 0)
+            lse_arg, lse_strides = _lse_args(lse, out)
             schedule_consts.update(
                 out_ptr=out,
-                lse_ptr=lse if lse is not None else out,
+                lse_ptr=lse_arg,
                 stride_out_batch=out.stride(0),
                 stride_out_pos=out.stride(1),
                 stride_out_head=out.stride(2),
@@ -284,8 +283,7 @@ def merge_workspace(
     workspace must then hold a stage-1 result for these seq_lens).
     """
     batch, qlen, num_heads, _ = out.shape
-    lse_arg = lse if lse is not None else out
-    lse_strides = lse.stride() if lse is not None else (0, 0, 0)
+    lse_arg, lse_strides = _lse_args(lse, out)
     with torch.cuda.device(out.device) if out.is_cuda else contextlib.nullcontext():
         merge_splits_kernel[(batch * qlen * num_heads, plan.merge_d_split)](
             plan.workspace.partial_o,
