@@ -137,30 +137,19 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--schedule", choices=["auto", "uniform", "balanced"], default=None)
     parser.add_argument("--num-programs", type=int, default=None, help="balanced schedule's grid")
     parser.add_argument("--merge-time", action="store_true", help="also time stage 2 alone")
-    parser.add_argument(
-        "--page-prefetch",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="page ids one block ahead (default: the plan's choice)",
-    )
-    parser.add_argument(
-        "--kv-tma",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="MLA key blocks by bulk tensor copies (TMA; default off)",
-    )
-    parser.add_argument(
-        "--write-whole",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="balanced MLA: whole-request pieces write the output, the merge skips them",
-    )
-    parser.add_argument(
-        "--dependent-launch",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="launch the merge as a programmatic dependent of stage 1 (default: where supported)",
-    )
+    for flag, text in (
+        ("--page-prefetch", "page ids one block ahead (default: the plan's choice)"),
+        ("--kv-tma", "MLA key blocks by bulk tensor copies (TMA; default off)"),
+        (
+            "--write-whole",
+            "balanced MLA: whole-request pieces write the output, the merge skips them",
+        ),
+        (
+            "--dependent-launch",
+            "launch the merge as a programmatic dependent of stage 1 (default: where supported)",
+        ),
+    ):
+        parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
     parser.add_argument(
         "--ablation",
         choices=["grid_order", "merge", "pipeline", "schedule", "wide_tile"],
