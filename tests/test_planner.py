@@ -2,6 +2,7 @@
 without the devices it plans for."""
 
 import dataclasses
+import functools
 
 import pytest
 import torch
@@ -227,8 +228,9 @@ def test_h200_page_prefetch_where_the_pipeline_ablation_measured_a_gain():
     def plan(batch, keys, heads, **kw):
         return splitkv.plan_decode(batch, keys, heads, device="meta", device_spec=H200, **kw)
 
-    # 16 heads fill the 16-row tile: prefetch with 32-key blocks and 3 stages everywhere.
-    full = plan(48, 327600, 16)
+    # 16 heads fill the 16-row tile: prefetch with 32-key blocks and 3 stages everywhere
+    # (without bulk copies, which take 64-key blocks in 2 stages: the next test).
+    full = plan(48, 327600, 16, kv_tma=False)
     assert (full.page_prefetch, full.block_n, full.split_num_stages) == (True, 32, 3)
     # 12 heads: only splits of 256 to 1,536 keys in one wave (batch 1: 256 splits of 1,280).
     assert plan(1, 327600, 12).page_prefetch
@@ -244,10 +246,60 @@ def test_h200_page_prefetch_where_the_pipeline_ablation_measured_a_gain():
     )
     assert not plan(8, 68096, 128).page_prefetch  # the 64-row tile: not measured to gain
     assert not plan(8, 68096, 32, kind="gqa", num_kv_heads=4).page_prefetch
-    assert plan(8, 68096, 12, page_prefetch=True).split_num_stages == 3  # explicit wins
+    assert plan(8, 68096, 12, page_prefetch=True, kv_tma=False).split_num_stages == 3
     assert not plan(1, 327600, 16, page_prefetch=False).page_prefetch
     # Devices without a measurement keep the single-buffered default.
     assert not splitkv.plan_decode(1, 327600, 16, device="meta", device_spec=MI355X).page_prefetch
+
+
+def test_h200_bulk_copies_where_the_pipeline_ablation_measured_a_gain():
+    def plan(batch, keys, heads, **kw):
+        return splitkv.plan_decode(batch, keys, heads, device="meta", device_spec=H200, **kw)
+
+    # 16-row uniform tiles with splits of 1,024 keys or more: 64-key blocks in 2 stages.
+    for batch, keys, heads in ((8, 327600, 16), (1, 327600, 12), (8, 68096, 12), (48, 327600, 12)):
+        tma = plan(batch, keys, heads)
+        knobs = (tma.kv_tma, tma.block_n, tma.split_num_stages, tma.latent_chains)
+        assert knobs == (True, 64, 2, 2), (batch, keys, heads)
+    assert plan(8, 327600, 16).page_prefetch  # the prefetch rule is unchanged under TMA
+    # Short splits (batch 1 x 68k: 256 of 266 keys; 8k x 48: 16 of 512) keep masked loads.
+    assert not plan(1, 68096, 12).kv_tma and not plan(48, 8192, 12).kv_tma
+    # Unmeasured or impossible: pages under a block, 32- and 64-row tiles, GQA, the balanced
+    # schedule, explicit block sizes, one latent chain, a device without a measurement.
+    for knobs in (
+        {"page_size": 32},
+        {"qlen": 2},
+        {"schedule": "balanced"},
+        {"block_n": 64},
+        {"num_stages": 2},
+        {"latent_chains": 1},
+    ):
+        assert not plan(8, 68096, 12, **knobs).kv_tma, knobs
+    assert not plan(8, 68096, 128).kv_tma
+    assert not plan(8, 68096, 32, kind="gqa", num_kv_heads=4).kv_tma
+    assert not splitkv.plan_decode(8, 68096, 12, device="meta", device_spec=MI355X).kv_tma
+    assert plan(1, 68096, 12, kv_tma=True).kv_tma  # explicit wins
+
+
+def test_h200_balanced_grid_launches_whole_waves():
+    def plan(lengths, **kw):
+        return splitkv.plan_decode(len(lengths), max(lengths), 12, device="meta",
+                                   device_spec=H200, seq_lens=lengths, schedule="balanced",
+                                   **kw)  # fmt: skip
+
+    # Stage 1 launches num_programs + batch programs: one wave of 264 for 16-row tiles.
+    assert plan([1, 63, 64, 65, 4096, 4097, 65536, 327600]).num_programs == 256
+    short = [327600, *range(1, 4096, 88)][:48]
+    assert plan(short).num_programs == 216
+    # The 64-row tile (qlen 4 x 12 heads) runs one per SM: two launched waves of 132.
+    assert plan(short, qlen=4).num_programs == 216
+    # A batch of a wave or more still gets at least half a wave of programs.
+    assert plan([4096] * 300).num_programs == 2 * 264 - 300
+    assert plan([4096] * 200).num_programs == 2 * 264 - 200
+    # GQA keeps one wave of num_programs per kv head (the uniform plan's count).
+    gqa = functools.partial(splitkv.plan_decode, 8, 32768, 32, kind="gqa", num_kv_heads=8,
+                            device="meta", device_spec=H200)  # fmt: skip
+    assert gqa(schedule="balanced").num_programs == gqa(schedule="uniform").num_programs == 66
 
 
 def test_auto_schedule_follows_the_lengths():
@@ -329,14 +381,14 @@ def test_programs_per_sm_follow_the_tile():
     assert num_partitions(8, 327600, 24, H200, is_mla=True) == 32  # as for 12 rows
     mtp = splitkv.plan_decode(48, 327600, 12, qlen=2, device="meta", device_spec=H200,
                               schedule="balanced")  # fmt: skip
-    assert (mtp.block_h, mtp.num_programs) == (32, 264)
-    # One 64-row program per SM, and four waves of them for the balanced schedule (its batch's
-    # extra pieces are a smaller share of more programs: 436 vs 556 us at qlen 4, v0.2.2).
+    assert (mtp.block_h, mtp.num_programs) == (32, 264 - 48)  # one launched wave
+    # One 64-row program per SM, and two launched waves of them for the balanced schedule
+    # (qlen 4: 434.7 us, beside 508.9 for one launched wave, v0.2.3).
     wide = splitkv.plan_decode(8, 327600, 128, device="meta", device_spec=H200, schedule="balanced")
-    assert (wide.num_head_blocks, wide.num_programs) == (2, 4 * 66)
+    assert (wide.num_head_blocks, wide.num_programs) == (2, 2 * 66 - 8)
     mtp4 = splitkv.plan_decode(48, 327600, 12, qlen=4, device="meta", device_spec=H200,
                                schedule="balanced")  # fmt: skip
-    assert (mtp4.block_h, mtp4.num_programs) == (64, 528)
+    assert (mtp4.block_h, mtp4.num_programs) == (64, 2 * 132 - 48)
     given = splitkv.plan_decode(48, 327600, 12, qlen=4, device="meta", device_spec=H200,
                                 num_programs=132)  # fmt: skip
     assert given.num_programs == 132  # the caller's grid stands

@@ -139,7 +139,7 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--merge-time", action="store_true", help="also time stage 2 alone")
     for flag, text in (
         ("--page-prefetch", "page ids one block ahead (default: the plan's choice)"),
-        ("--kv-tma", "MLA key blocks by bulk tensor copies (TMA; default off)"),
+        ("--kv-tma", "MLA key blocks by bulk tensor copies (TMA; default: where measured to pay)"),
         (
             "--write-whole",
             "balanced MLA: whole-request pieces write the output, the merge skips them",

@@ -61,6 +61,7 @@ class PartitionTunables:
     prefetch_split_keys: int = 0
     prefetch_min_split_keys: int = 256
     balanced_cost: float = 1.15
+    tma_min_split_keys: int = 0
     fitted: bool = False
 
 
@@ -73,7 +74,8 @@ class DeviceSpec:
     (XCDs on MI300X/MI355X: 8; one on NVIDIA Hopper). l2_bytes: total L2 over all domains.
     hbm_bytes_per_s: datasheet bandwidth (a lead; benchmarks measure the real ceiling).
     dependent_launch: programmatic dependent launch works (NVIDIA Hopper and later): the merge
-    launches while stage 1 runs.
+    launches while stage 1 runs. bulk_copies: the tensor memory accelerator (TMA) copies
+    tiles between global and shared memory (NVIDIA Hopper and later).
 
     >>> DeviceSpec.preset("h200").compute_units
     132
@@ -86,6 +88,7 @@ class DeviceSpec:
     hbm_bytes_per_s: float
     tunables: PartitionTunables = field(default_factory=PartitionTunables)
     dependent_launch: bool = False
+    bulk_copies: bool = False
 
     @classmethod
     def preset(cls, name: str) -> DeviceSpec:
@@ -123,6 +126,7 @@ def _cuda_spec(index: int) -> DeviceSpec:
         "compute_units": props.multi_processor_count,
         "l2_bytes": getattr(props, "L2_cache_size", 0) or (preset.l2_bytes if preset else 0),
         "dependent_launch": torch.version.hip is None and props.major >= 9,
+        "bulk_copies": torch.version.hip is None and props.major >= 9,
     }
     if preset is not None:
         return dataclasses.replace(preset, **measured)
@@ -164,6 +168,7 @@ _NVIDIA_TUNABLES = PartitionTunables(
     mha_programs_per_sm=4,
     mha_max_splits=256,
     mha_split_page_size=128,
+    tma_min_split_keys=1024,
 )
 TUNED_DIR = Path(__file__).parent / "tuned"  # per-device tables written by `splitkv tune`
 
@@ -178,10 +183,16 @@ def _tuned(preset: str, default: PartitionTunables) -> PartitionTunables:
     return PartitionTunables(**fields)
 
 
+def _hopper_on(name: str, sms: int, l2_domains: int, l2_bytes: int, hbm: float) -> DeviceSpec:
+    """An NVIDIA preset from Hopper on: PDL and bulk copies, its fitted table if any."""
+    tunables = _tuned(name, _NVIDIA_TUNABLES)
+    return DeviceSpec(name, sms, l2_domains, l2_bytes, hbm, tunables, True, True)
+
+
 _PRESETS = {
-    "h100": DeviceSpec("h100", 132, 1, 50 * MiB, 3.35e12, _tuned("h100", _NVIDIA_TUNABLES), True),
-    "h200": DeviceSpec("h200", 132, 1, 60 * MiB, 4.8e12, _tuned("h200", _NVIDIA_TUNABLES), True),
-    "b200": DeviceSpec("b200", 148, 2, 126 * MiB, 8.0e12, _tuned("b200", _NVIDIA_TUNABLES), True),
+    "h100": _hopper_on("h100", 132, 1, 50 * MiB, 3.35e12),
+    "h200": _hopper_on("h200", 132, 1, 60 * MiB, 4.8e12),
+    "b200": _hopper_on("b200", 148, 2, 126 * MiB, 8.0e12),
     "mi300x": DeviceSpec("mi300x", 304, 8, 32 * MiB, 5.3e12, PartitionTunables()),
     "mi355x": DeviceSpec("mi355x", 256, 8, 32 * MiB, 8.0e12, PartitionTunables(fitted=True)),
 }

@@ -242,18 +242,13 @@ def kv_descriptors(
 ) -> dict:
     """Host tensor descriptors for `kv_tma`: the pool as rows [num_pages * page_size, d_qk],
     read in boxes of block_n rows by half the latent width (two per block) and by the rope
-    width (the box may run past d_qk: the copy fills those columns with zeros)."""
+    width (the box may run past d_qk: the copy fills those columns with zeros). A pool whose
+    rows are not page-contiguous or 16-byte aligned (a strided view) cannot be described
+    that way: it gets no descriptors, and the kernel's masked loads read it instead."""
     row = kv.stride(1)
-    if kv.stride(-1) != 1 or kv.stride(0) != page_size * row:
-        raise ValueError(
-            "kv_cache: kv_tma needs page-contiguous rows (strides "
-            f"(page_size * row, row, 1)), got strides {tuple(kv.stride())}"
-        )
-    if (row * kv.element_size()) % 16 or kv.data_ptr() % 16:
-        raise ValueError(
-            f"kv_cache: kv_tma needs rows and the pool 16-byte aligned, got a row stride of "
-            f"{row * kv.element_size()} bytes"
-        )
+    contiguous_rows = kv.stride(-1) == 1 and kv.stride(0) == page_size * row
+    if not contiguous_rows or (row * kv.element_size()) % 16 or kv.data_ptr() % 16:
+        return {}
     shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [row, 1]
     return {
         "latent_desc": TensorDescriptor(kv, shape, strides, [block_n, block_dv // 2]),

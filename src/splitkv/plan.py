@@ -19,7 +19,7 @@ from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.schedule import pick_schedule
 
 BALANCED_MERGE_BLOCK_S = 64  # the balanced merge's tile of partials (see plan_decode)
-WIDE_BALANCED_WAVES = 4  # the balanced grid of MLA's 64-row tile, in waves (see plan_decode)
+TMA_BLOCK_N = 64  # keys per bulk-copied block (pipeline ablation, docs/perf.md v0.2.3)
 MAX_SPLITS = 256  # the merge is tuned for at most 256 partials per row (one BLOCK_S tile)
 MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks than tested
 MAX_QLEN = 8  # multi-token prediction depth the causal rule is tested for
@@ -135,7 +135,7 @@ def plan_decode(
     num_stages: int | None = None,
     page_prefetch: bool | None = None,
     latent_chains: int | None = None,
-    kv_tma: bool = False,
+    kv_tma: bool | None = None,
     write_whole: bool = False,
     dependent_launch: bool | None = None,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
@@ -154,7 +154,7 @@ def plan_decode(
             last window_left + qlen keys are split.
         schedule: "uniform" (every request cut into num_splits), "balanced" (the batch's key
             blocks cut evenly over num_programs programs per kv head and head block; default:
-            one wave of the device in all, four for MLA's 64-row tile), or "auto": uniform
+            `balanced_grid`), or "auto": uniform
             when `num_splits` is given,
             balanced when only `num_programs` is, else balanced where `seq_lens` shows a
             ragged batch that it would finish sooner (splitkv/schedule.py), else uniform.
@@ -176,9 +176,12 @@ def plan_decode(
             the balanced tiles (slower with two).
         kv_tma: MLA, uniform schedule, two latent chains, page_size >= block_n: load each
             whole key block with tensor-memory-accelerator copies (Hopper on; the interpreter
-            emulates them) through descriptors over the pool's rows, which must then be
-            page-contiguous; the partial last block of a split keeps masked loads. An
-            ablation (`splitkv bench --ablation pipeline`); default off.
+            emulates them) through descriptors over the pool's rows; the partial last block of
+            a split keeps masked loads, and so does a call whose cache is not page-contiguous
+            with 16-byte aligned rows. Default (`tma_pays`): on, with 64-key blocks and 2
+            stages, for 16-row tiles whose splits hold at least the device's
+            `tma_min_split_keys` (H200: 3.5-8% faster there, docs/perf.md v0.2.3), and only
+            when block_n and num_stages are left to the planner.
         write_whole: MLA, balanced schedule: a piece that covers a whole request (most short
             requests of a ragged batch) writes the final output and lse itself, and the merge
             skips that request; an ablation (`--ablation schedule`), default off (the epilogue
@@ -280,8 +283,9 @@ def plan_decode(
             )
     balanced = schedule == "balanced"
     if default_grid and balanced:
-        num_programs *= balanced_waves(kind, block_h)
+        num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
     short_tile = block_h <= MIN_DOT
+    split_keys = -(-max_seq_len // num_splits)  # keys per split of the longest request
     # balanced_prefetch: the default chose prefetch for balanced MLA programs of <= 32 rows,
     # which then keep one 64-key buffer (schedule ablation, docs/perf.md v0.2.1: -5% for
     # 1 x 327,600 + 47 short at qlen 1 and 2).
@@ -291,9 +295,31 @@ def plan_decode(
         balanced_prefetch = balanced_prefetch_pays(kind, block_h, total_keys, num_programs, spec)
         page_prefetch = balanced_prefetch
     elif page_prefetch is None:
-        split_keys = -(-max_seq_len // num_splits)
         programs = batch_size * num_splits * num_kv_heads * num_head_blocks
         page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys, programs <= wave, spec)
+    if latent_chains is None:
+        # Two chains halve the score dot's 36-step dependent mma chain (H200: 16-row tiles
+        # 5-11% faster, 32-row 3%). The 64-row wgmma tile spills 648 B with two (qlen 8: 4%
+        # slower) and the balanced tile 96 B (ragged batch: 8% slower).
+        two = kind == "mla" and block_h <= 2 * MIN_DOT and not balanced and head_dim_v > MIN_DOT
+        latent_chains = 2 if two else 1
+    check_int("latent_chains", latent_chains, 1, 2)
+    if latent_chains == 2 and (kind != "mla" or head_dim_v <= MIN_DOT):
+        # Each half of the latent dims feeds a dot, which needs 16 columns at least.
+        raise ValueError(
+            f"latent_chains: 2 needs MLA with head_dim_v > {MIN_DOT}, got kind={kind!r} with "
+            f"head_dim_v={head_dim_v}"
+        )
+    if kv_tma is None:
+        kv_tma = (
+            block_n is None
+            and num_stages is None
+            and tma_pays(kind, schedule, block_h, latent_chains, page_size, split_keys, spec)
+            and not interpreted
+        )
+        if kv_tma:
+            # One 64-key buffer in flight: 32-key blocks in 3 stages lost (v0.2.3).
+            block_n, num_stages = TMA_BLOCK_N, 2
     if block_n is None:
         # 64-key blocks for 16-row tiles (unless prefetched MLA: two 32-key blocks in flight)
         # and for MLA's 64-row tile, which gained 27-41% over 32 keys (wide-tile ablation,
@@ -313,19 +339,6 @@ def plan_decode(
         # With page ids a block ahead, 3 stages keep two KV blocks in flight (docs/perf.md);
         # the balanced kernel's measured win kept 2 stages of 64-key blocks.
         num_stages = 3 if page_prefetch and short_tile and not balanced_prefetch else 2
-    if latent_chains is None:
-        # Two chains halve the score dot's 36-step dependent mma chain (H200: 16-row tiles
-        # 5-11% faster, 32-row 3%). The 64-row wgmma tile spills 648 B with two (qlen 8: 4%
-        # slower) and the balanced tile 96 B (ragged batch: 8% slower).
-        two = kind == "mla" and block_h <= 2 * MIN_DOT and not balanced and head_dim_v > MIN_DOT
-        latent_chains = 2 if two else 1
-    check_int("latent_chains", latent_chains, 1, 2)
-    if latent_chains == 2 and (kind != "mla" or head_dim_v <= MIN_DOT):
-        # Each half of the latent dims feeds a dot, which needs 16 columns at least.
-        raise ValueError(
-            f"latent_chains: 2 needs MLA with head_dim_v > {MIN_DOT}, got kind={kind!r} with "
-            f"head_dim_v={head_dim_v}"
-        )
     if not isinstance(kv_tma, bool):
         raise TypeError(f"kv_tma: expected a bool, got {type(kv_tma).__name__}")
     if kv_tma and (kind != "mla" or schedule != "uniform" or latent_chains != 2):
@@ -406,12 +419,50 @@ def plan_decode(
     )
 
 
-def balanced_waves(kind: str, block_h: int) -> int:
-    """The default balanced grid, in waves of stage-1 programs. Stage 1 launches num_programs
-    + batch programs; MLA's 64-row tile runs one per SM, so a batch's extra pieces are a large
-    share of its 132-program wave and start late: four waves of shorter pieces took 436 vs
-    556 us at 1 x 327,600 + 47 short, qlen 4 (H200, docs/perf.md v0.2.2)."""
-    return WIDE_BALANCED_WAVES if kind == "mla" and block_h >= 64 else 1
+def balanced_grid(kind: str, block_h: int, wave_programs: int, batch_size: int) -> int:
+    """The default balanced grid's num_programs per kv head and head block, from one wave's
+    worth (`wave_programs`). Stage 1 launches num_programs + batch programs, one per piece, so
+    MLA sizes the grid by what it launches: whole waves, one for tiles of up to 32 rows and
+    two for the 64-row tile (H200 schedule ablation, docs/perf.md v0.2.3: ragged 155.8 ->
+    136.9 us, 1 x 327,600 + 47 short 187.7 -> 171.3 us, at qlen 4 two launched waves 434.7 us
+    beside 436.3 for the four waves of num_programs before), with at least half a wave of
+    programs so that a batch of a wave or more still cuts its keys in small pieces. GQA keeps
+    one wave of num_programs (a launched-wave grid is unmeasured there)."""
+    if kind != "mla":
+        return wave_programs
+    return launched_wave_programs(2 if block_h >= 64 else 1, wave_programs, batch_size)
+
+
+def launched_wave_programs(waves: int, wave_programs: int, batch_size: int) -> int:
+    """num_programs whose stage 1 launches `waves` whole waves (num_programs + batch_size
+    pieces per head block), adding waves until it is at least half a wave."""
+    programs = waves * wave_programs - batch_size
+    while programs < max(1, wave_programs // 2):
+        programs += wave_programs
+    return programs
+
+
+def tma_pays(
+    kind: str, schedule: str, block_h: int, latent_chains: int, page_size: int,
+    split_keys: int, spec,
+) -> bool:  # fmt: skip
+    """Whether key blocks come by bulk copies by default: on a device with them and a
+    measured `tma_min_split_keys`, for MLA's uniform 16-row tiles with two latent chains, pages
+    that hold a whole 64-key block, and splits of at least `tma_min_split_keys` keys. H200
+    pipeline ablation (docs/perf.md v0.2.3), 64-key blocks in 2 stages against the default:
+    3.5-8% faster with splits of 1,280 to 20,475 keys (12 and 16 heads, batch 1 to 48), 4.4%
+    slower with 266-key splits (batch 1 x 68k: four blocks per program)."""
+    tun = spec.tunables
+    return (
+        spec.bulk_copies
+        and tun.tma_min_split_keys > 0
+        and kind == "mla"
+        and schedule == "uniform"
+        and block_h == MIN_DOT
+        and latent_chains == 2
+        and page_size >= TMA_BLOCK_N
+        and split_keys >= tun.tma_min_split_keys
+    )
 
 
 def prefetch_pays(

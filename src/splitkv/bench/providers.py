@@ -22,7 +22,7 @@ import torch
 import splitkv
 from splitkv.gqa import gqa_stage_one
 from splitkv.mla import merge_workspace, mla_stage_one
-from splitkv.plan import balanced_waves
+from splitkv.plan import launched_wave_programs
 from splitkv.testing import GqaCase, MlaCase
 
 SGLANG_MODULE = "sglang/srt/layers/attention/triton_ops/decode_attention.py"
@@ -64,10 +64,9 @@ def prepare_splitkv(case: MlaCase | GqaCase, launched_waves: int = 0, **plan_kno
     shape = dict(qlen=qlen, page_size=page_size, dtype=case.q.dtype, device=case.q.device, **gqa)
     knobs = {"seq_lens": case.seq_lens, **plan_knobs}  # the lengths steer schedule="auto"
     if launched_waves:
-        # The default balanced grid is a whole number of waves of programs per head block.
-        default = splitkv.plan_decode(batch, max_seq_len, heads, schedule="balanced", **shape)
-        wave = default.num_programs // balanced_waves(default.kind, default.block_h)
-        knobs["num_programs"] = max(1, launched_waves * wave - batch)
+        # A uniform plan's num_programs is one wave of programs per head block.
+        wave = splitkv.plan_decode(batch, max_seq_len, heads, schedule="uniform", **shape)
+        knobs["num_programs"] = launched_wave_programs(launched_waves, wave.num_programs, batch)
     plan = splitkv.plan_decode(batch, max_seq_len, heads, **shape, **knobs)
     out = case.q.new_empty(batch, qlen, heads, plan.head_dim_v)
     lse = torch.empty(batch, qlen, heads, device=case.q.device)
