@@ -87,7 +87,11 @@ def main() -> None:
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
         splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=whole)
     # Key blocks by bulk tensor copies (kv_tma): tails, an empty request, corrupt inputs.
-    for knobs in ({}, {"page_prefetch": True, "block_n": 32, "num_stages": 3}):
+    for knobs in (
+        {},
+        {"page_prefetch": True, "block_n": 32, "num_stages": 3},
+        {"keys_as_rows": True, "block_n": 64, "num_stages": 2},
+    ):
         tma = splitkv.plan_decode(len(lengths), 4160, 12, device=dev, kv_tma=True, **knobs)
         out, lse = splitkv.mla_decode(*case.args, plan=tma, validate=True)
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))

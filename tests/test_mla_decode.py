@@ -333,6 +333,39 @@ def test_tma_key_blocks_match_the_reference(lengths, heads, qlen, page_size, kno
     run_and_check(case, plan=plan)
 
 
+@pytest.mark.parametrize(
+    "lengths,heads,qlen,page_size,knobs",
+    [
+        ([300, 129, 64, 0, 5], 12, 1, 64, {}),  # whole blocks, partial tails, an empty request
+        ([95, 33, 1], 16, 1, 32, {"page_prefetch": True}),
+        ([257, 31], 12, 2, 128, {"num_splits": 3}),  # MTP, the 32-row tile, 3 splits
+        ([300, 129], 12, 1, 64, {"kv_tma": True}),  # bulk-copied blocks, masked 16-key tails
+    ],
+)
+def test_keys_as_rows_match_the_reference(lengths, heads, qlen, page_size, knobs, dtype, device):
+    # The transposed dots (keys as the 64-row operand); NaN past each length, as above.
+    case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size, dtype=dtype,
+                           device=device)  # fmt: skip
+    plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * page_size, heads,
+                               qlen=qlen, page_size=page_size, dtype=dtype, device=device,
+                               keys_as_rows=True, latent_chains=2, **knobs)  # fmt: skip
+    assert plan.keys_as_rows
+    run_and_check(case, plan=plan)
+
+
+def test_keys_as_rows_needs_the_two_chain_uniform_kernel(device):
+    plan = functools.partial(splitkv.plan_decode, 2, 512, 12, device=device)
+    for knobs, message in (
+        ({"keys_as_rows": 1}, r"^keys_as_rows: expected a bool"),
+        ({"keys_as_rows": True, "schedule": "balanced"}, r"^keys_as_rows: needs MLA"),
+        ({"keys_as_rows": True, "latent_chains": 1}, r"^keys_as_rows: needs MLA"),
+    ):
+        with pytest.raises((ValueError, TypeError), match=message):
+            plan(**knobs)
+    with pytest.raises(ValueError, match=r"^keys_as_rows: needs MLA"):
+        plan(kind="gqa", num_kv_heads=2, keys_as_rows=True)
+
+
 def test_tma_needs_what_a_bulk_copy_takes(dtype, device):
     plan = functools.partial(splitkv.plan_decode, 2, 512, 12, dtype=dtype, device=device)
     for knobs, message in (

@@ -109,7 +109,15 @@ def test_cuda_graph_capture_once_replay_many():
         check_against_reference(out, lse, ref_out, ref_lse)
 
 
-@pytest.mark.parametrize("knobs", [{}, {"page_prefetch": True, "block_n": 32, "num_stages": 3}])
+@pytest.mark.parametrize(
+    "knobs",
+    [
+        {},
+        {"page_prefetch": True, "block_n": 32, "num_stages": 3},
+        {"keys_as_rows": True, "block_n": 64, "num_stages": 2},  # wgmma on the key block
+        {"keys_as_rows": True, "block_n": 64, "num_stages": 1},
+    ],
+)
 def test_tma_key_blocks_at_long_context(knobs):
     # Bulk tensor copies on the hardware (the CPU suite runs the interpreter's emulation).
     lengths = [327600, 65537, 4097, 63]

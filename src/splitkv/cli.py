@@ -140,6 +140,7 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     for flag, text in (
         ("--page-prefetch", "page ids one block ahead (default: the plan's choice)"),
         ("--kv-tma", "MLA key blocks by bulk tensor copies (TMA; default: where measured to pay)"),
+        ("--keys-as-rows", "MLA: the dots transposed, keys as wgmma's 64 rows (default off)"),
         (
             "--write-whole",
             "balanced MLA: whole-request pieces write the output, the merge skips them",
@@ -252,6 +253,7 @@ def _trials(args: argparse.Namespace) -> list:
             "page_prefetch",
             "latent_chains",
             "kv_tma",
+            "keys_as_rows",
             "write_whole",
             "dependent_launch",
             "schedule",
@@ -414,6 +416,7 @@ def _print_plan(plan) -> None:
         "page_prefetch",
         "latent_chains",
         "kv_tma",
+        "keys_as_rows",
         "write_whole",
         "dependent_launch",
         "schedule",

@@ -60,7 +60,8 @@ class DecodePlan:
     block's page ids one iteration ahead (lets num_stages >= 3 keep several blocks in flight);
     `latent_chains` 2 (MLA) keeps the latent dims in halves, so the score dot runs as two
     independent mma chains (docs/perf.md); `kv_tma` (MLA) brings whole key blocks in by bulk
-    tensor copies (TMA) instead of per-thread loads.
+    tensor copies (TMA) instead of per-thread loads; `keys_as_rows` (MLA) runs the dots
+    transposed, with the key block as the 64-row operand.
     `schedule` "balanced" replaces the splits by `num_programs` programs per head block that
     share the batch's key blocks evenly (ragged batches; `block_b` is the batch bound the
     kernels scan); "uniform" splits every request into `num_splits`.
@@ -93,6 +94,7 @@ class DecodePlan:
     page_prefetch: bool
     latent_chains: int
     kv_tma: bool
+    keys_as_rows: bool
     write_whole: bool
     dependent_launch: bool
     merge_block_s: int
@@ -136,6 +138,7 @@ def plan_decode(
     page_prefetch: bool | None = None,
     latent_chains: int | None = None,
     kv_tma: bool | None = None,
+    keys_as_rows: bool = False,
     write_whole: bool = False,
     dependent_launch: bool | None = None,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
@@ -182,6 +185,10 @@ def plan_decode(
             stages, for 16-row tiles whose splits hold at least the device's
             `tma_min_split_keys` (H200: 3.5-8% faster there, docs/perf.md v0.2.3), and only
             when block_n and num_stages are left to the planner.
+        keys_as_rows: MLA, uniform schedule, two latent chains: run the dots transposed, the
+            key block as the 64-row operand (S^T = K Q^T, O^T += V^T P^T), so that Hopper's
+            wgmma reads it from shared memory where the 16- or 32-row query tile alone is
+            under wgmma's 64-row minimum; an ablation (`--ablation pipeline`), default off.
         write_whole: MLA, balanced schedule: a piece that covers a whole request (most short
             requests of a ragged batch) writes the final output and lse itself, and the merge
             skips that request; an ablation (`--ablation schedule`), default off (the epilogue
@@ -349,6 +356,13 @@ def plan_decode(
     if kv_tma and page_size < block_n:
         # A bulk copy takes one box of consecutive pool rows: the block must sit in one page.
         raise ValueError(f"kv_tma: needs page_size >= block_n={block_n}, got {page_size}")
+    if not isinstance(keys_as_rows, bool):
+        raise TypeError(f"keys_as_rows: expected a bool, got {type(keys_as_rows).__name__}")
+    if keys_as_rows and (kind != "mla" or schedule != "uniform" or latent_chains != 2):
+        raise ValueError(
+            "keys_as_rows: needs MLA with schedule='uniform' and latent_chains=2, got "
+            f"kind={kind!r}, schedule={schedule!r}, latent_chains={latent_chains}"
+        )
     if not isinstance(write_whole, bool):
         raise TypeError(f"write_whole: expected a bool, got {type(write_whole).__name__}")
     if write_whole and (kind != "mla" or schedule != "balanced"):
@@ -410,6 +424,7 @@ def plan_decode(
         page_prefetch=bool(page_prefetch),
         latent_chains=latent_chains,
         kv_tma=kv_tma,
+        keys_as_rows=keys_as_rows,
         write_whole=write_whole,
         dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,

@@ -77,6 +77,17 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
                 _PREFETCH | {"kv_tma": True, "block_n": 32, "num_stages": 3},
             ),
             Trial("TMA, block_n 64, 2 stages", {"kv_tma": True, "block_n": 64, "num_stages": 2}),
+            # The dots transposed: the key block as wgmma's 64-row operand, read from shared
+            # memory (sm_90: 182 KB and 176 registers, one program per SM with 2 blocks in
+            # flight; with 1 stage 108 KB, two per SM; docs/perf.md v0.2.3).
+            Trial(
+                "keys as rows, TMA, block_n 64, 2 stages",
+                {"keys_as_rows": True, "kv_tma": True, "block_n": 64, "num_stages": 2},
+            ),
+            Trial(
+                "keys as rows, TMA, block_n 64, 1 stage",
+                {"keys_as_rows": True, "kv_tma": True, "block_n": 64, "num_stages": 1},
+            ),
             # The score dot as one mma chain over all latent dims (the default for 16-row
             # tiles is two independent chains over the latent halves; docs/perf.md v0.2.2).
             Trial("one latent chain", {"latent_chains": 1}),

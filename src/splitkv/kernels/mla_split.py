@@ -56,6 +56,7 @@ def mla_split_kernel(
     latent_desc=None,  # KV_TMA: host tensor descriptors over the pool's rows (mla_attend_keys)
     rope_desc=None,
     KV_TMA: tl.constexpr = False,
+    KEYS_AS_ROWS: tl.constexpr = False,  # the dots transposed (mla_attend_keys)
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     release_dependent_grid(RELEASE_MERGE)  # the merge may launch now; it waits for our writes
@@ -126,6 +127,7 @@ def mla_split_kernel(
         latent_desc,
         rope_desc,
         KV_TMA,
+        KEYS_AS_ROWS,
     )
     slot = (request.to(tl.int64) * ROWS + rows) * num_splits + split
     dv = tl.arange(0, BLOCK_DV)
