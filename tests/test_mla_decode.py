@@ -353,11 +353,25 @@ def test_keys_as_rows_match_the_reference(lengths, heads, qlen, page_size, knobs
     run_and_check(case, plan=plan)
 
 
-def test_keys_as_rows_needs_the_two_chain_uniform_kernel(device):
+@pytest.mark.parametrize(
+    "knobs", [{"kv_tma": True}, {"keys_as_rows": True}, {"kv_tma": True, "keys_as_rows": True}]
+)
+def test_balanced_pieces_by_bulk_copies_and_keys_as_rows(knobs, dtype, device):
+    # The balanced kernel with the two-chain options: pieces start on block boundaries inside
+    # a request, so whole blocks take bulk copies and each piece's partial end masked loads.
+    lengths = [1, 63, 64, 65, 300, 0, 129]
+    case = random_mla_case(lengths, 12, page_size=64, dtype=dtype, device=device)
+    plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * 64, 12, page_size=64,
+                               dtype=dtype, device=device, schedule="balanced", num_programs=5,
+                               latent_chains=2, **knobs)  # fmt: skip
+    run_and_check(case, plan=plan)
+
+
+def test_keys_as_rows_needs_the_two_chain_kernel(device):
     plan = functools.partial(splitkv.plan_decode, 2, 512, 12, device=device)
     for knobs, message in (
         ({"keys_as_rows": 1}, r"^keys_as_rows: expected a bool"),
-        ({"keys_as_rows": True, "schedule": "balanced"}, r"^keys_as_rows: needs MLA"),
+        ({"keys_as_rows": True, "schedule": "balanced"}, r"^keys_as_rows: needs MLA"),  # 1 chain
         ({"keys_as_rows": True, "latent_chains": 1}, r"^keys_as_rows: needs MLA"),
     ):
         with pytest.raises((ValueError, TypeError), match=message):
@@ -370,7 +384,7 @@ def test_tma_needs_what_a_bulk_copy_takes(dtype, device):
     plan = functools.partial(splitkv.plan_decode, 2, 512, 12, dtype=dtype, device=device)
     for knobs, message in (
         ({"kv_tma": 1}, r"^kv_tma: expected a bool"),
-        ({"kv_tma": True, "schedule": "balanced"}, r"^kv_tma: needs MLA"),
+        ({"kv_tma": True, "schedule": "balanced"}, r"^kv_tma: needs MLA"),  # one chain there
         ({"kv_tma": True, "latent_chains": 1}, r"^kv_tma: needs MLA"),
         ({"kv_tma": True, "page_size": 16, "block_n": 32}, r"^kv_tma: needs page_size >= block_n"),
     ):

@@ -177,7 +177,7 @@ def plan_decode(
             independent accumulator chains, 1 keeps one; default: 2 for uniform tiles of 16
             and 32 rows (3-11% faster on the H200, docs/perf.md v0.2.2), 1 for the 64-row and
             the balanced tiles (slower with two).
-        kv_tma: MLA, uniform schedule, two latent chains, page_size >= block_n: load each
+        kv_tma: MLA, two latent chains, page_size >= block_n: load each
             whole key block with tensor-memory-accelerator copies (Hopper on; the interpreter
             emulates them) through descriptors over the pool's rows; the partial last block of
             a split keeps masked loads, and so does a call whose cache is not page-contiguous
@@ -185,7 +185,7 @@ def plan_decode(
             stages, for 16-row tiles whose splits hold at least the device's
             `tma_min_split_keys` (H200: 3.5-8% faster there, docs/perf.md v0.2.3), and only
             when block_n and num_stages are left to the planner.
-        keys_as_rows: MLA, uniform schedule, two latent chains: run the dots transposed, the
+        keys_as_rows: MLA, two latent chains: run the dots transposed, the
             key block as the 64-row operand (S^T = K Q^T, O^T += V^T P^T), so that Hopper's
             wgmma reads it from shared memory where the 16- or 32-row query tile alone is
             under wgmma's 64-row minimum; an ablation (`--ablation pipeline`), default off.
@@ -348,20 +348,20 @@ def plan_decode(
         num_stages = 3 if page_prefetch and short_tile and not balanced_prefetch else 2
     if not isinstance(kv_tma, bool):
         raise TypeError(f"kv_tma: expected a bool, got {type(kv_tma).__name__}")
-    if kv_tma and (kind != "mla" or schedule != "uniform" or latent_chains != 2):
+    if kv_tma and (kind != "mla" or latent_chains != 2):
         raise ValueError(
-            "kv_tma: needs MLA with schedule='uniform' and latent_chains=2, got "
-            f"kind={kind!r}, schedule={schedule!r}, latent_chains={latent_chains}"
+            f"kv_tma: needs MLA with latent_chains=2, got kind={kind!r}, "
+            f"latent_chains={latent_chains}"
         )
     if kv_tma and page_size < block_n:
         # A bulk copy takes one box of consecutive pool rows: the block must sit in one page.
         raise ValueError(f"kv_tma: needs page_size >= block_n={block_n}, got {page_size}")
     if not isinstance(keys_as_rows, bool):
         raise TypeError(f"keys_as_rows: expected a bool, got {type(keys_as_rows).__name__}")
-    if keys_as_rows and (kind != "mla" or schedule != "uniform" or latent_chains != 2):
+    if keys_as_rows and (kind != "mla" or latent_chains != 2):
         raise ValueError(
-            "keys_as_rows: needs MLA with schedule='uniform' and latent_chains=2, got "
-            f"kind={kind!r}, schedule={schedule!r}, latent_chains={latent_chains}"
+            f"keys_as_rows: needs MLA with latent_chains=2, got kind={kind!r}, "
+            f"latent_chains={latent_chains}"
         )
     if not isinstance(write_whole, bool):
         raise TypeError(f"write_whole: expected a bool, got {type(write_whole).__name__}")

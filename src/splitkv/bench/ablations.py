@@ -34,6 +34,9 @@ def schedule_shapes() -> list[BenchShape]:
 
 
 _PREFETCH = {"page_prefetch": True}
+_BALANCED_TMA = {
+    "schedule": "balanced", "latent_chains": 2, "kv_tma": True, "block_n": 64, "num_stages": 2,
+}  # fmt: skip
 _NO_PREFETCH = {"page_prefetch": False, "block_n": 64}
 
 # name: (trials, shapes, measure the merge's own time)
@@ -87,6 +90,11 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             Trial(
                 "keys as rows, TMA, block_n 64, 1 stage",
                 {"keys_as_rows": True, "kv_tma": True, "block_n": 64, "num_stages": 1},
+            ),
+            Trial(  # 8 warps: two warpgroups on the one program an SM holds (136 registers)
+                "keys as rows, TMA, block_n 64, 2 stages, 8 warps",
+                {"keys_as_rows": True, "kv_tma": True, "block_n": 64, "num_stages": 2}
+                | {"num_warps": 8},
             ),
             # The score dot as one mma chain over all latent dims (the default for 16-row
             # tiles is two independent chains over the latent halves; docs/perf.md v0.2.2).
@@ -145,6 +153,13 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             Trial(
                 "balanced, prefetch, block_n 64",
                 {"schedule": "balanced", "block_n": 64, "num_stages": 2} | _PREFETCH,
+            ),
+            # The uniform kernel's v0.2.3 options in the balanced kernel (two chains, bulk
+            # copies; the transposed dots), opt-in there until measured (docs/perf.md v0.2.3).
+            Trial("balanced, two chains, TMA, block_n 64", _BALANCED_TMA),
+            Trial(
+                "balanced, keys as rows, TMA, block_n 64",
+                _BALANCED_TMA | {"keys_as_rows": True},
             ),
         ],
         schedule_shapes,

@@ -178,6 +178,10 @@ def mla_balanced_kernel(
     stride_lse_head=0,
     WRITE_LSE: tl.constexpr = False,
     WRITE_WHOLE: tl.constexpr = False,
+    latent_desc=None,  # KV_TMA and KEYS_AS_ROWS: as in mla_split_kernel
+    rope_desc=None,
+    KV_TMA: tl.constexpr = False,
+    KEYS_AS_ROWS: tl.constexpr = False,
 ):
     """Stage 1 on the balanced schedule (kernels/balanced.py): one program per slot of a head
     block, attending the one piece of the schedule that writes that slot.
@@ -237,6 +241,10 @@ def mla_balanced_kernel(
                 BLOCK_N,
                 PREFETCH_PAGE,
                 LATENT_CHAINS,
+                latent_desc,
+                rope_desc,
+                KV_TMA,
+                KEYS_AS_ROWS,
             )
             dv = tl.arange(0, BLOCK_DV)
             o, lse2 = normalized_state(m_i, l_i, acc)
