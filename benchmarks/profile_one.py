@@ -9,6 +9,7 @@
     python benchmarks/profile_one.py --kind gqa --model llama3-70b-tp8 --context 32768 --batch 1
     python benchmarks/profile_one.py --seq-lens 327600 1 4096 --schedule balanced
     python benchmarks/profile_one.py --prefix-mix --schedule uniform  # issue 5's mix
+    python benchmarks/profile_one.py --one-long  # 1 x 327,600 beside 47 short (BENCH.md)
 
 Each order runs `--calls` times (default 2): the first call compiles (and is profiled too);
 read the last.
@@ -19,7 +20,7 @@ import argparse
 import torch
 
 import splitkv
-from splitkv.bench.shapes import GQA_MODELS, prefix_mix_shape
+from splitkv.bench.shapes import GQA_MODELS, prefix_mix_shape, special_shapes
 from splitkv.testing import check_against_reference, random_gqa_case, random_mla_case
 
 
@@ -62,6 +63,7 @@ def main() -> None:
     parser.add_argument("--shared-prefix", type=int, default=0)
     parser.add_argument("--prefix-mix", action="store_true",
                         help="issue 5's mix: 48 requests in 6 prefix groups (MLA)")  # fmt: skip
+    parser.add_argument("--one-long", action="store_true", help="1 x 327,600 + 47 short (MLA)")
     parser.add_argument("--splits", type=int, default=None)
     parser.add_argument("--schedule", choices=["auto", "uniform", "balanced"], default="auto")
     parser.add_argument("--block-n", type=int, default=None)
@@ -74,6 +76,9 @@ def main() -> None:
         args.page_size = 16 if args.kind == "gqa" else 64
     lengths = args.seq_lens or [args.context] * args.batch
     groups = ()
+    if args.one_long:
+        one_long = next(s for s in special_shapes(args.heads) if s.label.startswith("1x"))
+        lengths = list(one_long.seq_lens)
     if args.prefix_mix:
         mix = prefix_mix_shape(args.heads)
         lengths, groups = list(mix.seq_lens), mix.prefix_groups
