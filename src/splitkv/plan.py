@@ -346,23 +346,18 @@ def plan_decode(
         # With page ids a block ahead, 3 stages keep two KV blocks in flight (docs/perf.md);
         # the balanced kernel's measured win kept 2 stages of 64-key blocks.
         num_stages = 3 if page_prefetch and short_tile and not balanced_prefetch else 2
-    if not isinstance(kv_tma, bool):
-        raise TypeError(f"kv_tma: expected a bool, got {type(kv_tma).__name__}")
-    if kv_tma and (kind != "mla" or latent_chains != 2):
-        raise ValueError(
-            f"kv_tma: needs MLA with latent_chains=2, got kind={kind!r}, "
-            f"latent_chains={latent_chains}"
-        )
+    # Both options are built on the two-chain MLA kernel (latent halves as separate operands).
+    for name, value in (("kv_tma", kv_tma), ("keys_as_rows", keys_as_rows)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name}: expected a bool, got {type(value).__name__}")
+        if value and (kind != "mla" or latent_chains != 2):
+            raise ValueError(
+                f"{name}: needs MLA with latent_chains=2, got kind={kind!r}, "
+                f"latent_chains={latent_chains}"
+            )
     if kv_tma and page_size < block_n:
         # A bulk copy takes one box of consecutive pool rows: the block must sit in one page.
         raise ValueError(f"kv_tma: needs page_size >= block_n={block_n}, got {page_size}")
-    if not isinstance(keys_as_rows, bool):
-        raise TypeError(f"keys_as_rows: expected a bool, got {type(keys_as_rows).__name__}")
-    if keys_as_rows and (kind != "mla" or latent_chains != 2):
-        raise ValueError(
-            f"keys_as_rows: needs MLA with latent_chains=2, got kind={kind!r}, "
-            f"latent_chains={latent_chains}"
-        )
     if not isinstance(write_whole, bool):
         raise TypeError(f"write_whole: expected a bool, got {type(write_whole).__name__}")
     if write_whole and (kind != "mla" or schedule != "balanced"):
