@@ -143,7 +143,7 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             ),
             # The balanced merge at batch 48 is 4,608 programs of 64 columns, most merging one
             # or two partials; 2 programs per row instead of 8 lost (docs/perf.md, session 5):
-            # the long request's rows walk 216 partials each, so try narrower slices instead.
+            # the long request's rows walk 216 partials each: try more, narrower slices.
             Trial("default plan, merge 2 programs per row", {"merge_d_split": 2}),
             Trial("default plan, merge 16 programs per row", {"merge_d_split": 16}),
             # Whole-request pieces write the output and the merge skips them (balanced only).
