@@ -72,15 +72,24 @@ def test_pool_past_2_31_elements(page_size):
     check(case)
 
 
-def test_cuda_graph_capture_once_replay_many():
+@pytest.mark.parametrize(
+    "qlen,knobs",
+    [
+        (2, {}),
+        (1, {"kv_tma": True}),  # tensor descriptors captured as kernel arguments
+        (1, {"kv_tma": True, "keys_as_rows": True, "block_n": 64, "num_stages": 2}),
+    ],
+)
+def test_cuda_graph_capture_once_replay_many(qlen, knobs):
     batch, heads, page_size, columns = 6, 16, 64, 80
-    plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=2, device="cuda")
+    plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen, device="cuda",
+                               **knobs)  # fmt: skip
     gen = torch.Generator().manual_seed(7)
     cases = [
         random_mla_case(
             torch.randint(2, columns * page_size, (batch,), generator=gen).tolist(),
             heads,
-            qlen=2,
+            qlen=qlen,
             dtype=torch.bfloat16,
             device="cuda",
             table_columns=columns,
@@ -91,8 +100,8 @@ def test_cuda_graph_capture_once_replay_many():
     pool_pages = max(c.kv_cache.shape[0] for c in cases)
     kv = torch.full((pool_pages, page_size, 576), float("nan"), dtype=torch.bfloat16, device="cuda")
     q, table, lens = (t.clone() for t in (cases[0].q, cases[0].page_table, cases[0].seq_lens))
-    out = torch.empty(batch, 2, heads, 512, dtype=torch.bfloat16, device="cuda")
-    lse = torch.empty(batch, 2, heads, device="cuda")
+    out = torch.empty(batch, qlen, heads, 512, dtype=torch.bfloat16, device="cuda")
+    lse = torch.empty(batch, qlen, heads, device="cuda")
 
     def step():
         splitkv.mla_decode(q, kv, table, lens, plan=plan, out=out, lse=lse)
