@@ -278,6 +278,8 @@ def test_h200_bulk_copies_where_the_pipeline_ablation_measured_a_gain():
     assert not plan(8, 68096, 128).kv_tma
     assert not plan(8, 68096, 32, kind="gqa", num_kv_heads=4).kv_tma
     assert not splitkv.plan_decode(8, 68096, 12, device="meta", device_spec=MI355X).kv_tma
+    assert not plan(8, 68096, 12, dtype=torch.float32).kv_tma  # measured on 16-bit caches
+    assert plan(8, 68096, 12, dtype=torch.float16).kv_tma
     assert plan(1, 68096, 12, kv_tma=True).kv_tma  # explicit wins
 
 

@@ -322,6 +322,7 @@ def plan_decode(
             block_n is None
             and num_stages is None
             and tma_pays(kind, schedule, block_h, latent_chains, page_size, split_keys, spec)
+            and dtype != torch.float32  # measured on 16-bit caches (fp32 is for testing)
             and not interpreted
         )
         if kv_tma:
