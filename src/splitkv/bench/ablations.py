@@ -11,8 +11,10 @@ BATCHES = (1, 8, 16, 24, 48)
 CONTEXTS = (68096, 327600)
 
 
-def ablation_shapes(with_shared_prefix: bool = False) -> list[BenchShape]:
-    shapes = [BenchShape(h, ctx, bs) for h in HEADS for ctx in CONTEXTS for bs in BATCHES]
+def ablation_shapes(
+    with_shared_prefix: bool = False, contexts: tuple[int, ...] = CONTEXTS
+) -> list[BenchShape]:
+    shapes = [BenchShape(h, ctx, bs) for h in HEADS for ctx in contexts for bs in BATCHES]
     if with_shared_prefix:
         shapes += [shared_prefix_shape(h) for h in HEADS] + [prefix_mix_shape(12)]
     return shapes
@@ -100,7 +102,8 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             # tiles is two independent chains over the latent halves; docs/perf.md v0.2.2).
             Trial("one latent chain", {"latent_chains": 1}),
         ],
-        ablation_shapes,
+        # With 8k: short splits, where the TMA default stops (docs/perf.md v0.2.3).
+        lambda: ablation_shapes(contexts=(8192, *CONTEXTS)),
         False,
     ),
     "wide_tile": (  # 128 heads: the 64-row wgmma tile (compiled resources in docs/perf.md)
