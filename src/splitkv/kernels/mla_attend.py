@@ -274,23 +274,22 @@ def mla_attend_block(
             scores += tl.dot(q_pe, tl.trans(k_pe)) * scale_log2
         else:
             scores += tl.dot(q_pe, tl.trans(k_pe))
-    if KEYS_AS_ROWS:
-        # scores [keys, rows]: the softmax runs down the columns.
-        visible_t = key_ok[:, None] & (keys[:, None] <= last_key[None, :])
-        scores = tl.where(visible_t, scores, float("-inf"))
-        m_i, l_i, alpha, p = softmax_weights(m_i, l_i, scores, 0)
-        p = p.to(k_lo.dtype)
-        acc_lo = acc_lo * alpha[None, :] + tl.dot(tl.trans(k_lo), p)
-        acc_hi = acc_hi * alpha[None, :] + tl.dot(tl.trans(k_hi), p)
-    elif LATENT_CHAINS == 2:
-        visible = key_ok[None, :] & (keys[None, :] <= last_key[:, None])
-        scores = tl.where(visible, scores, float("-inf"))
-        m_i, l_i, alpha, p = softmax_weights(m_i, l_i, scores)
-        p = p.to(k_lo.dtype)
-        acc_lo = acc_lo * alpha[:, None] + tl.dot(p, k_lo)
-        acc_hi = acc_hi * alpha[:, None] + tl.dot(p, k_hi)
+    if KEYS_AS_ROWS:  # scores [keys, rows]: the softmax runs down the columns
+        visible = key_ok[:, None] & (keys[:, None] <= last_key[None, :])
     else:
         visible = key_ok[None, :] & (keys[None, :] <= last_key[:, None])
+    if LATENT_CHAINS == 2:
+        scores = tl.where(visible, scores, float("-inf"))
+        KEY_AXIS: tl.constexpr = 0 if KEYS_AS_ROWS else 1
+        m_i, l_i, alpha, p = softmax_weights(m_i, l_i, scores, KEY_AXIS)
+        p = p.to(k_lo.dtype)
+        if KEYS_AS_ROWS:
+            acc_lo = acc_lo * alpha[None, :] + tl.dot(tl.trans(k_lo), p)
+            acc_hi = acc_hi * alpha[None, :] + tl.dot(tl.trans(k_hi), p)
+        else:
+            acc_lo = acc_lo * alpha[:, None] + tl.dot(p, k_lo)
+            acc_hi = acc_hi * alpha[:, None] + tl.dot(p, k_hi)
+    else:
         scores = tl.where(visible, scores * scale_log2, float("-inf"))
         m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, k_lo)
     return m_i, l_i, acc, acc_lo, acc_hi
