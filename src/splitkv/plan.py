@@ -321,8 +321,7 @@ def plan_decode(
         kv_tma = (
             block_n is None
             and num_stages is None
-            and tma_pays(kind, schedule, block_h, latent_chains, page_size, split_keys, spec)
-            and dtype != torch.float32  # measured on 16-bit caches (fp32 is for testing)
+            and tma_pays(kind, schedule, block_h, latent_chains, page_size, split_keys, dtype, spec)
             and not interpreted
         )
         if kv_tma:
@@ -455,11 +454,12 @@ def launched_wave_programs(waves: int, wave_programs: int, batch_size: int) -> i
 
 def tma_pays(
     kind: str, schedule: str, block_h: int, latent_chains: int, page_size: int,
-    split_keys: int, spec,
+    split_keys: int, dtype: torch.dtype, spec,
 ) -> bool:  # fmt: skip
     """Whether key blocks come by bulk copies by default: on a device with them and a
-    measured `tma_min_split_keys`, for MLA's uniform 16-row tiles with two latent chains, pages
-    that hold a whole 64-key block, and splits of at least `tma_min_split_keys` keys. H200
+    measured `tma_min_split_keys`, for MLA's uniform 16-row tiles with two latent chains over
+    16-bit caches (fp32 plans are for testing, unmeasured), pages that hold a whole 64-key
+    block, and splits of at least `tma_min_split_keys` keys. H200
     pipeline ablation (docs/perf.md v0.2.3), 64-key blocks in 2 stages against the default:
     3.5-8% faster with splits of 1,280 to 20,475 keys (12 and 16 heads, batch 1 to 48), 4.4%
     slower with 266-key splits (batch 1 x 68k: four blocks per program)."""
@@ -471,6 +471,7 @@ def tma_pays(
         and schedule == "uniform"
         and block_h == MIN_DOT
         and latent_chains == 2
+        and dtype != torch.float32
         and page_size >= TMA_BLOCK_N
         and split_keys >= tun.tma_min_split_keys
     )
