@@ -36,6 +36,7 @@ def schedule_shapes() -> list[BenchShape]:
 
 
 _PREFETCH = {"page_prefetch": True}
+_BALANCED = {"schedule": "balanced", "page_prefetch": False}  # the balanced trials' base
 _BALANCED_TMA = {
     "schedule": "balanced", "latent_chains": 2, "kv_tma": True, "block_n": 64, "num_stages": 2,
 }  # fmt: skip
@@ -125,35 +126,20 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             Trial("uniform splits", {"schedule": "uniform"}),
             # Without page-id prefetch (the balanced default for <= 32 rows since v0.2.1).
             # The default grid: one wave of programs (four for MLA's 64-row tile, since v0.2.2).
-            Trial("balanced, default grid", {"schedule": "balanced", "page_prefetch": False}),
-            Trial(
-                "balanced, 2 waves",
-                {"schedule": "balanced", "num_programs": 528, "page_prefetch": False},
-            ),
+            Trial("balanced, default grid", _BALANCED),
+            Trial("balanced, 2 waves", _BALANCED | {"num_programs": 528}),
             # Stage 1 launches num_programs + batch programs per head block: grids whose
             # launched programs are one or two waves (docs/perf.md, session 5).
-            Trial(
-                "balanced, 1 launched wave",
-                {"schedule": "balanced", "launched_waves": 1, "page_prefetch": False},
-            ),
-            Trial(
-                "balanced, 2 launched waves",
-                {"schedule": "balanced", "launched_waves": 2, "page_prefetch": False},
-            ),
-            Trial(
-                "balanced, 4 waves",
-                {"schedule": "balanced", "num_programs": 1056, "page_prefetch": False},
-            ),
+            Trial("balanced, 1 launched wave", _BALANCED | {"launched_waves": 1}),
+            Trial("balanced, 2 launched waves", _BALANCED | {"launched_waves": 2}),
+            Trial("balanced, 4 waves", _BALANCED | {"num_programs": 1056}),
             # The balanced merge at batch 48 is 4,608 programs of 64 columns, most merging one
             # or two partials; 2 programs per row instead of 8 lost (docs/perf.md, session 5):
             # the long request's rows walk 216 partials each: try more, narrower slices.
             Trial("default plan, merge 2 programs per row", {"merge_d_split": 2}),
             Trial("default plan, merge 16 programs per row", {"merge_d_split": 16}),
             # Whole-request pieces write the output and the merge skips them (balanced only).
-            Trial(
-                "balanced, whole requests written by stage 1",
-                {"schedule": "balanced", "page_prefetch": False, "write_whole": True},
-            ),
+            Trial("balanced, whole requests written by stage 1", _BALANCED | {"write_whole": True}),
             # Its loop issues the page-id load after the dots (SASS, docs/perf.md): prefetch.
             Trial(
                 "balanced, prefetch, block_n 64",
