@@ -90,7 +90,7 @@ def main() -> None:
     for knobs in (
         {},
         {"page_prefetch": True, "block_n": 32, "num_stages": 3},
-        {"keys_as_rows": True, "block_n": 64, "num_stages": 2},
+        {"schedule": "balanced", "num_programs": 7, "latent_chains": 2},
     ):
         tma = splitkv.plan_decode(len(lengths), 4160, 12, device=dev, kv_tma=True, **knobs)
         out, lse = splitkv.mla_decode(*case.args, plan=tma, validate=True)

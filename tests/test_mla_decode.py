@@ -85,6 +85,17 @@ def test_more_splits_than_key_blocks(dtype, device):
     run_and_check(case, plan=plan)
 
 
+@pytest.mark.parametrize("merge_block_s", [4, 64])
+def test_merge_of_one_to_nine_partials(merge_block_s, dtype, device):
+    # Rows with at most 8 partials merge them in one small tile, others in merge_block_s
+    # tiles (kernels/merge.py): 1, 8 and 9 partials of 16-key splits, and an empty request.
+    case = random_mla_case([16, 128, 144, 0], num_heads=4, page_size=16, dtype=dtype,
+                           device=device)  # fmt: skip
+    plan = splitkv.plan_decode(4, 144, 4, page_size=16, dtype=dtype, device=device,
+                               num_splits=9, block_n=16, merge_block_s=merge_block_s)  # fmt: skip
+    run_and_check(case, plan=plan)
+
+
 def test_one_split_equals_many(dtype, device):
     case = random_mla_case([300, 129], num_heads=6, page_size=32, dtype=dtype, device=device)
     plans = [
@@ -298,7 +309,8 @@ def test_two_latent_chains_match_the_reference(lengths, heads, qlen, page_size, 
         (12, 1, {}, 2),  # 16-row uniform tile
         (16, 2, {}, 2),  # 32-row uniform tile
         (128, 1, {}, 1),  # 64-row wgmma tile: spills with two
-        (16, 1, {"schedule": "balanced"}, 1),  # balanced tile: spills with two
+        (16, 1, {"schedule": "balanced"}, 2),  # balanced tile with bulk copies (H200)
+        (16, 1, {"schedule": "balanced", "kv_tma": False}, 1),  # without: spills with two
         (16, 1, {"latent_chains": 1}, 1),  # the caller's choice stands
     ],
 )
@@ -333,59 +345,26 @@ def test_tma_key_blocks_match_the_reference(lengths, heads, qlen, page_size, kno
     run_and_check(case, plan=plan)
 
 
-@pytest.mark.parametrize(
-    "lengths,heads,qlen,page_size,knobs",
-    [
-        ([300, 129, 64, 0, 5], 12, 1, 64, {}),  # whole blocks, partial tails, an empty request
-        ([95, 33, 1], 16, 1, 32, {"page_prefetch": True}),
-        ([257, 31], 12, 2, 128, {"num_splits": 3}),  # MTP, the 32-row tile, 3 splits
-        ([300, 129], 12, 1, 64, {"kv_tma": True}),  # bulk-copied blocks, masked 16-key tails
-    ],
-)
-def test_keys_as_rows_match_the_reference(lengths, heads, qlen, page_size, knobs, dtype, device):
-    # The transposed dots (keys as the 64-row operand); NaN past each length, as above.
-    case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size, dtype=dtype,
-                           device=device)  # fmt: skip
-    plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * page_size, heads,
-                               qlen=qlen, page_size=page_size, dtype=dtype, device=device,
-                               keys_as_rows=True, latent_chains=2, **knobs)  # fmt: skip
-    assert plan.keys_as_rows
-    run_and_check(case, plan=plan)
-
-
-@pytest.mark.parametrize(
-    "knobs", [{"kv_tma": True}, {"keys_as_rows": True}, {"kv_tma": True, "keys_as_rows": True}]
-)
-def test_balanced_pieces_by_bulk_copies_and_keys_as_rows(knobs, dtype, device):
-    # The balanced kernel with the two-chain options: pieces start on block boundaries inside
-    # a request, so whole blocks take bulk copies and each piece's partial end masked loads.
+@pytest.mark.parametrize("knobs", [{"kv_tma": True}, {"kv_tma": True, "page_prefetch": True}])
+def test_balanced_pieces_by_bulk_copies(knobs, dtype, device):
+    # The balanced kernel with bulk copies (two chains): pieces start on block boundaries
+    # inside a request, so whole blocks take bulk copies and each piece's partial end masked
+    # loads; NaN past each length, as above.
     lengths = [1, 63, 64, 65, 300, 0, 129]
     case = random_mla_case(lengths, 12, page_size=64, dtype=dtype, device=device)
     plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * 64, 12, page_size=64,
                                dtype=dtype, device=device, schedule="balanced", num_programs=5,
                                latent_chains=2, **knobs)  # fmt: skip
+    assert plan.kv_tma and plan.schedule == "balanced"
     run_and_check(case, plan=plan)
-
-
-def test_keys_as_rows_needs_the_two_chain_kernel(device):
-    plan = functools.partial(splitkv.plan_decode, 2, 512, 12, device=device)
-    for knobs, message in (
-        ({"keys_as_rows": 1}, r"^keys_as_rows: expected a bool"),
-        ({"keys_as_rows": True, "schedule": "balanced"}, r"^keys_as_rows: needs MLA"),  # 1 chain
-        ({"keys_as_rows": True, "latent_chains": 1}, r"^keys_as_rows: needs MLA"),
-    ):
-        with pytest.raises((ValueError, TypeError), match=message):
-            plan(**knobs)
-    with pytest.raises(ValueError, match=r"^keys_as_rows: needs MLA"):
-        plan(kind="gqa", num_kv_heads=2, keys_as_rows=True)
 
 
 def test_tma_needs_what_a_bulk_copy_takes(dtype, device):
     plan = functools.partial(splitkv.plan_decode, 2, 512, 12, dtype=dtype, device=device)
     for knobs, message in (
         ({"kv_tma": 1}, r"^kv_tma: expected a bool"),
-        ({"kv_tma": True, "schedule": "balanced"}, r"^kv_tma: needs MLA"),  # one chain there
         ({"kv_tma": True, "latent_chains": 1}, r"^kv_tma: needs MLA"),
+        ({"kv_tma": True, "schedule": "balanced", "latent_chains": 1}, r"^kv_tma: needs MLA"),
         ({"kv_tma": True, "page_size": 16, "block_n": 32}, r"^kv_tma: needs page_size >= block_n"),
     ):
         with pytest.raises((ValueError, TypeError), match=message):

@@ -77,7 +77,7 @@ def test_pool_past_2_31_elements(page_size):
     [
         (2, {}),
         (1, {"kv_tma": True}),  # tensor descriptors captured as kernel arguments
-        (1, {"kv_tma": True, "keys_as_rows": True, "block_n": 64, "num_stages": 2}),
+        (1, {"kv_tma": True, "schedule": "balanced", "latent_chains": 2}),  # rebalanced
     ],
 )
 def test_cuda_graph_capture_once_replay_many(qlen, knobs):
@@ -123,8 +123,8 @@ def test_cuda_graph_capture_once_replay_many(qlen, knobs):
     [
         {},
         {"page_prefetch": True, "block_n": 32, "num_stages": 3},
-        {"keys_as_rows": True, "block_n": 64, "num_stages": 2},  # wgmma on the key block
-        {"keys_as_rows": True, "block_n": 64, "num_stages": 1},
+        {"page_prefetch": True, "block_n": 64, "num_stages": 1},
+        {"schedule": "balanced", "latent_chains": 2, "block_n": 64, "num_stages": 2},
     ],
 )
 def test_tma_key_blocks_at_long_context(knobs):

@@ -264,12 +264,11 @@ def test_h200_bulk_copies_where_the_pipeline_ablation_measured_a_gain():
     assert plan(8, 327600, 16).page_prefetch  # the prefetch rule is unchanged under TMA
     # Short splits (batch 1 x 68k: 256 of 266 keys; 8k x 48: 16 of 512) keep masked loads.
     assert not plan(1, 68096, 12).kv_tma and not plan(48, 8192, 12).kv_tma
-    # Unmeasured or impossible: pages under a block, 32- and 64-row tiles, GQA, the balanced
-    # schedule, explicit block sizes, one latent chain, a device without a measurement.
+    # Unmeasured or impossible: pages under a block, 32- and 64-row tiles, GQA, explicit
+    # block sizes, one latent chain, a device without a measurement.
     for knobs in (
         {"page_size": 32},
         {"qlen": 2},
-        {"schedule": "balanced"},
         {"block_n": 64},
         {"num_stages": 2},
         {"latent_chains": 1},
@@ -281,6 +280,32 @@ def test_h200_bulk_copies_where_the_pipeline_ablation_measured_a_gain():
     assert not plan(8, 68096, 12, dtype=torch.float32).kv_tma  # measured on 16-bit caches
     assert plan(8, 68096, 12, dtype=torch.float16).kv_tma
     assert plan(1, 68096, 12, kv_tma=True).kv_tma  # explicit wins
+
+
+def test_h200_balanced_programs_take_bulk_copies_where_measured():
+    def plan(lengths, **kw):
+        return splitkv.plan_decode(len(lengths), max(lengths), 12, device="meta",
+                                   device_spec=H200, seq_lens=lengths, **kw)  # fmt: skip
+
+    # The ragged batch of the schedule ablation: ~1,850 keys per program (v0.2.4: 7.6% faster).
+    ragged = plan([1, 63, 64, 65, 4096, 4097, 65536, 327600])
+    knobs = (ragged.schedule, ragged.kv_tma, ragged.latent_chains, ragged.block_n)
+    assert knobs == ("balanced", True, 2, 64) and ragged.split_num_stages == 2
+    assert ragged.page_prefetch  # the balanced prefetch rule is unchanged under TMA
+    # Programs of under tma_min_split_keys keys (8 x 300 over 256 programs) keep masked loads
+    # and one chain, as do the 32- and 64-row tiles (qlen 2 and 4 lost 20-40% with TMA) and a
+    # caller's block shape.
+    for lengths, knobs in (
+        ([300] * 8, {"schedule": "balanced"}),
+        ([327600, *range(1, 4096, 89)], {"qlen": 2}),
+        ([327600, *range(1, 4096, 89)], {"qlen": 4}),
+        ([327600, 1, 2, 3], {"block_n": 64}),
+        ([327600, 1, 2, 3], {"kv_tma": False}),
+    ):
+        short = plan(lengths, **knobs)
+        assert short.schedule == "balanced" and not short.kv_tma, knobs
+        assert short.latent_chains == 1, knobs
+    assert plan([327600, 1, 2, 3], kv_tma=True).latent_chains == 2  # what TMA needs
 
 
 def test_h200_balanced_grid_launches_whole_waves():

@@ -47,7 +47,7 @@ STANDARD = [  # (block_h, block_n, warps, stages, prefetch)
 
 def compile_split(
     block_h, block_n, warps, stages, prefetch, page_size=64, heads=16, arch=90, maxnreg=None,
-    balanced_batch=0, latent_chains=1, kv_tma=False, write_whole=False, keys_as_rows=False,
+    balanced_batch=0, latent_chains=1, kv_tma=False, write_whole=False,
 ):  # fmt: skip
     dtypes = {
         "q_ptr": "*bf16", "kv_ptr": "*bf16", "page_table_ptr": "*i32", "seq_lens_ptr": "*i32",
@@ -66,8 +66,6 @@ def compile_split(
         signature["latent_desc"] = f"tensordesc<bf16[{block_n}, 256]>"
         signature["rope_desc"] = f"tensordesc<bf16[{block_n}, 64]>"
         constants["KV_TMA"] = True
-    if keys_as_rows:  # the dots transposed, the key block as the 64-row operand
-        constants["KEYS_AS_ROWS"] = True
     kernel = mla_split_kernel
     if balanced_batch:  # the balanced schedule's stage 1 (`num_programs` in place of splits)
         kernel = mla_balanced_kernel
@@ -123,7 +121,6 @@ def main() -> None:
     parser.add_argument("--latent-chains", type=int, default=1, help="score-dot chains: 1 or 2")
     parser.add_argument("--kv-tma", action="store_true", help="key blocks by bulk copies")
     parser.add_argument("--write-whole", action="store_true", help="balanced: whole requests")
-    parser.add_argument("--keys-as-rows", action="store_true", help="the dots transposed")
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -135,7 +132,6 @@ def main() -> None:
             *config, page_size=args.page_size, heads=args.heads, arch=args.arch,
             maxnreg=args.maxnreg, balanced_batch=args.balanced_batch,
             latent_chains=args.latent_chains, kv_tma=args.kv_tma, write_whole=args.write_whole,
-            keys_as_rows=args.keys_as_rows,
         )  # fmt: skip
         names = ("block_h", "block_n", "warps", "stages", "prefetch")
         row = {**dict(zip(names, config, strict=True)), **report(kernel)}

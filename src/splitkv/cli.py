@@ -140,7 +140,6 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     for flag, text in (
         ("--page-prefetch", "page ids one block ahead (default: the plan's choice)"),
         ("--kv-tma", "MLA key blocks by bulk tensor copies (TMA; default: where measured to pay)"),
-        ("--keys-as-rows", "MLA: the dots transposed, keys as wgmma's 64 rows (default off)"),
         (
             "--write-whole",
             "balanced MLA: whole-request pieces write the output, the merge skips them",
@@ -184,7 +183,12 @@ def _bench(args: argparse.Namespace) -> int:
             and (not args.batch or s.batch in args.batch)
         ]
     elif args.special:
-        todo = [s for h in args.heads for s in shapes.special_shapes(h, args.dtype)]
+        todo = [
+            shape
+            for qlen in args.qlen
+            for heads in args.heads
+            for shape in shapes.special_shapes(heads, args.dtype, qlen)
+        ]
         trials = _trials(args)
     elif args.kind == "gqa":
         todo = [
@@ -253,7 +257,6 @@ def _trials(args: argparse.Namespace) -> list:
             "page_prefetch",
             "latent_chains",
             "kv_tma",
-            "keys_as_rows",
             "write_whole",
             "dependent_launch",
             "schedule",
@@ -416,7 +419,6 @@ def _print_plan(plan) -> None:
         "page_prefetch",
         "latent_chains",
         "kv_tma",
-        "keys_as_rows",
         "write_whole",
         "dependent_launch",
         "schedule",

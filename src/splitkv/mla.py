@@ -226,7 +226,6 @@ def _launch(
             BLOCK_N=plan.block_n,
             PREFETCH_PAGE=plan.page_prefetch,
             LATENT_CHAINS=plan.latent_chains,
-            KEYS_AS_ROWS=plan.keys_as_rows,
             RELEASE_MERGE=plan.dependent_launch,
             num_warps=plan.split_num_warps,
             num_stages=plan.split_num_stages,

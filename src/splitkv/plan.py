@@ -60,8 +60,7 @@ class DecodePlan:
     block's page ids one iteration ahead (lets num_stages >= 3 keep several blocks in flight);
     `latent_chains` 2 (MLA) keeps the latent dims in halves, so the score dot runs as two
     independent mma chains (docs/perf.md); `kv_tma` (MLA) brings whole key blocks in by bulk
-    tensor copies (TMA) instead of per-thread loads; `keys_as_rows` (MLA) runs the dots
-    transposed, with the key block as the 64-row operand.
+    tensor copies (TMA) instead of per-thread loads.
     `schedule` "balanced" replaces the splits by `num_programs` programs per head block that
     share the batch's key blocks evenly (ragged batches; `block_b` is the batch bound the
     kernels scan); "uniform" splits every request into `num_splits`.
@@ -94,7 +93,6 @@ class DecodePlan:
     page_prefetch: bool
     latent_chains: int
     kv_tma: bool
-    keys_as_rows: bool
     write_whole: bool
     dependent_launch: bool
     merge_block_s: int
@@ -138,7 +136,6 @@ def plan_decode(
     page_prefetch: bool | None = None,
     latent_chains: int | None = None,
     kv_tma: bool | None = None,
-    keys_as_rows: bool = False,
     write_whole: bool = False,
     dependent_launch: bool | None = None,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
@@ -175,20 +172,18 @@ def plan_decode(
             (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`).
         latent_chains: MLA only: 2 splits the score dot over the latent dims into two
             independent accumulator chains, 1 keeps one; default: 2 for uniform tiles of 16
-            and 32 rows (3-11% faster on the H200, docs/perf.md v0.2.2), 1 for the 64-row and
-            the balanced tiles (slower with two).
+            and 32 rows (3-11% faster on the H200, docs/perf.md v0.2.2) and for balanced ones
+            that take bulk copies (`kv_tma`), 1 for the 64-row tile and other balanced tiles
+            (slower with two).
         kv_tma: MLA, two latent chains, page_size >= block_n: load each
             whole key block with tensor-memory-accelerator copies (Hopper on; the interpreter
             emulates them) through descriptors over the pool's rows; the partial last block of
             a split keeps masked loads, and so does a call whose cache is not page-contiguous
-            with 16-byte aligned rows. Default (`tma_pays`): on, with 64-key blocks and 2
-            stages, for 16-row tiles whose splits hold at least the device's
-            `tma_min_split_keys` (H200: 3.5-8% faster there, docs/perf.md v0.2.3), and only
-            when block_n and num_stages are left to the planner.
-        keys_as_rows: MLA, two latent chains: run the dots transposed, the
-            key block as the 64-row operand (S^T = K Q^T, O^T += V^T P^T), so that Hopper's
-            wgmma reads it from shared memory where the 16- or 32-row query tile alone is
-            under wgmma's 64-row minimum; an ablation (`--ablation pipeline`), default off.
+            with 16-byte aligned rows. Default (`tma_pays`): on, with two latent chains,
+            64-key blocks and 2 stages, for 16-row tiles whose programs stream at least the
+            device's `tma_min_split_keys` (H200: uniform splits 3.5-8% faster there,
+            docs/perf.md v0.2.3; balanced programs 0.5-7.6%, v0.2.4), and only when block_n
+            and num_stages are left to the planner.
         write_whole: MLA, balanced schedule: a piece that covers a whole request (most short
             requests of a ragged batch) writes the final output and lse itself, and the merge
             skips that request; an ablation (`--ablation schedule`), default off (the epilogue
@@ -297,18 +292,32 @@ def plan_decode(
     # which then keep one 64-key buffer (schedule ablation, docs/perf.md v0.2.1: -5% for
     # 1 x 327,600 + 47 short at qlen 1 and 2).
     balanced_prefetch = False
+    total_keys = sum(lengths) if lengths else batch_size * max_seq_len
+    # Keys one program streams: a split of the longest request, or a balanced program's share.
+    program_keys = -(-total_keys // num_programs) if balanced else split_keys
     if page_prefetch is None and balanced:
-        total_keys = sum(lengths) if lengths else batch_size * max_seq_len
         balanced_prefetch = balanced_prefetch_pays(kind, block_h, total_keys, num_programs, spec)
         page_prefetch = balanced_prefetch
     elif page_prefetch is None:
         programs = batch_size * num_splits * num_kv_heads * num_head_blocks
         page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys, programs <= wave, spec)
+    # Bulk copies by default only where measured, and only when the caller left the block
+    # shape to the planner; they take two latent chains.
+    tma_default = (
+        kv_tma is None
+        and latent_chains in (None, 2)
+        and block_n is None
+        and num_stages is None
+        and not interpreted
+        and tma_pays(kind, block_h, page_size, program_keys, dtype, spec)
+    )
     if latent_chains is None:
         # Two chains halve the score dot's 36-step dependent mma chain (H200: 16-row tiles
         # 5-11% faster, 32-row 3%). The 64-row wgmma tile spills 648 B with two (qlen 8: 4%
-        # slower) and the balanced tile 96 B (ragged batch: 8% slower).
-        two = kind == "mla" and block_h <= 2 * MIN_DOT and not balanced and head_dim_v > MIN_DOT
+        # slower); the balanced tile 96 B, 8% slower on the ragged batch with masked loads,
+        # 7.6% faster with bulk copies (v0.2.4), so the balanced kernel takes two with them.
+        two = kind == "mla" and block_h <= 2 * MIN_DOT and head_dim_v > MIN_DOT
+        two = two and (not balanced or tma_default or kv_tma is True)
         latent_chains = 2 if two else 1
     check_int("latent_chains", latent_chains, 1, 2)
     if latent_chains == 2 and (kind != "mla" or head_dim_v <= MIN_DOT):
@@ -318,12 +327,7 @@ def plan_decode(
             f"head_dim_v={head_dim_v}"
         )
     if kv_tma is None:
-        kv_tma = (
-            block_n is None
-            and num_stages is None
-            and tma_pays(kind, schedule, block_h, latent_chains, page_size, split_keys, dtype, spec)
-            and not interpreted
-        )
+        kv_tma = tma_default
         if kv_tma:
             # One 64-key buffer in flight: 32-key blocks in 3 stages lost (v0.2.3).
             block_n, num_stages = TMA_BLOCK_N, 2
@@ -346,15 +350,14 @@ def plan_decode(
         # With page ids a block ahead, 3 stages keep two KV blocks in flight (docs/perf.md);
         # the balanced kernel's measured win kept 2 stages of 64-key blocks.
         num_stages = 3 if page_prefetch and short_tile and not balanced_prefetch else 2
-    # Both options are built on the two-chain MLA kernel (latent halves as separate operands).
-    for name, value in (("kv_tma", kv_tma), ("keys_as_rows", keys_as_rows)):
-        if not isinstance(value, bool):
-            raise TypeError(f"{name}: expected a bool, got {type(value).__name__}")
-        if value and (kind != "mla" or latent_chains != 2):
-            raise ValueError(
-                f"{name}: needs MLA with latent_chains=2, got kind={kind!r}, "
-                f"latent_chains={latent_chains}"
-            )
+    if not isinstance(kv_tma, bool):
+        raise TypeError(f"kv_tma: expected a bool, got {type(kv_tma).__name__}")
+    if kv_tma and (kind != "mla" or latent_chains != 2):
+        # Built on the two-chain MLA kernel (the latent halves as separate boxes).
+        raise ValueError(
+            f"kv_tma: needs MLA with latent_chains=2, got kind={kind!r}, "
+            f"latent_chains={latent_chains}"
+        )
     if kv_tma and page_size < block_n:
         # A bulk copy takes one box of consecutive pool rows: the block must sit in one page.
         raise ValueError(f"kv_tma: needs page_size >= block_n={block_n}, got {page_size}")
@@ -419,7 +422,6 @@ def plan_decode(
         page_prefetch=bool(page_prefetch),
         latent_chains=latent_chains,
         kv_tma=kv_tma,
-        keys_as_rows=keys_as_rows,
         write_whole=write_whole,
         dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,
@@ -453,27 +455,26 @@ def launched_wave_programs(waves: int, wave_programs: int, batch_size: int) -> i
 
 
 def tma_pays(
-    kind: str, schedule: str, block_h: int, latent_chains: int, page_size: int,
-    split_keys: int, dtype: torch.dtype, spec,
-) -> bool:  # fmt: skip
-    """Whether key blocks come by bulk copies by default: on a device with them and a
-    measured `tma_min_split_keys`, for MLA's uniform 16-row tiles with two latent chains over
-    16-bit caches (fp32 plans are for testing, unmeasured), pages that hold a whole 64-key
-    block, and splits of at least `tma_min_split_keys` keys. H200
-    pipeline ablation (docs/perf.md v0.2.3), 64-key blocks in 2 stages against the default:
-    3.5-8% faster with splits of 1,280 to 20,475 keys (12 and 16 heads, batch 1 to 48), 4.4%
-    slower with 266-key splits (batch 1 x 68k: four blocks per program)."""
+    kind: str, block_h: int, page_size: int, program_keys: int, dtype: torch.dtype, spec
+) -> bool:
+    """Whether key blocks come by bulk copies (with two latent chains) by default: on a device
+    with them and a measured `tma_min_split_keys`, for MLA's 16-row tiles over 16-bit caches
+    (fp32 plans are for testing, unmeasured), pages that hold a whole 64-key block, and
+    programs that stream at least `tma_min_split_keys` keys (a split of the longest request,
+    or a balanced program's share of the batch). H200, 64-key blocks in 2 stages against the
+    default: uniform splits 3.5-8% faster with 1,280 to 20,475 keys (12 and 16 heads, batch 1
+    to 48), 4.4% slower with 266 (batch 1 x 68k: four blocks per program; pipeline ablation,
+    docs/perf.md v0.2.3); balanced programs of ~1,700-2,100 keys 0.5-7.6% faster (ragged
+    batch, 1 x 327,600 + 47 short, prefix-boundary batch; schedule ablation, v0.2.4)."""
     tun = spec.tunables
     return (
         spec.bulk_copies
         and tun.tma_min_split_keys > 0
         and kind == "mla"
-        and schedule == "uniform"
         and block_h == MIN_DOT
-        and latent_chains == 2
         and dtype != torch.float32
         and page_size >= TMA_BLOCK_N
-        and split_keys >= tun.tma_min_split_keys
+        and program_keys >= tun.tma_min_split_keys
     )
 
 

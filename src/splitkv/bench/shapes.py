@@ -105,23 +105,24 @@ RAGGED = (1, 63, 64, 65, 4096, 4097, 65536, 327600)
 PREFIX_BOUNDARY = (308736, 308737, 312831, 312832, 312833, 320000, 327599, 327600)
 
 
-def special_shapes(heads: int = 12, dtype: str = "bf16") -> list[BenchShape]:
-    """BENCH.md's non-uniform batches: ragged, prefix-boundary, one long beside 47 short."""
+def special_shapes(heads: int = 12, dtype: str = "bf16", qlen: int = 1) -> list[BenchShape]:
+    """BENCH.md's non-uniform batches: ragged, prefix-boundary, one long beside 47 short, and
+    the shared-prefix batches; with qlen > 1 (MTP) the first three, labelled "... qlen N"."""
     one_long = (327600, *(1 + (4095 * i) // 46 for i in range(47)))
-    return [
-        BenchShape(heads, max(RAGGED), len(RAGGED), dtype=dtype, seq_lens=RAGGED, label="ragged"),
+    mtp = "" if qlen == 1 else f" qlen {qlen}"
+    ragged = [
         BenchShape(
-            heads,
-            max(PREFIX_BOUNDARY),
-            8,
-            dtype=dtype,
-            seq_lens=PREFIX_BOUNDARY,
-            label="prefix-boundary",
-        ),
-        BenchShape(heads, 327600, 48, dtype=dtype, seq_lens=one_long, label="1x327600+47 short"),
-        shared_prefix_shape(heads, dtype),
-        prefix_mix_shape(heads, dtype),
+            heads, max(lengths), len(lengths), qlen, dtype=dtype, seq_lens=lengths, label=name + mtp
+        )
+        for lengths, name in (
+            (RAGGED, "ragged"),
+            (PREFIX_BOUNDARY, "prefix-boundary"),
+            (one_long, "1x327600+47 short"),
+        )
     ]
+    if qlen > 1:
+        return ragged
+    return [*ragged, shared_prefix_shape(heads, dtype), prefix_mix_shape(heads, dtype)]
 
 
 SHARED_PREFIX = 308736  # BENCH.md: 8 requests of 327,600 tokens sharing this prefix

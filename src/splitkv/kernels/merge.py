@@ -17,6 +17,7 @@ from splitkv.kernels.rows import row_offsets
 from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
 
 LOG2E = tl.constexpr(1.4426950408889634)  # sinks arrive in natural log; partials are base 2
+SMALL_S = tl.constexpr(8)  # rows with at most this many partials merge them in one small tile
 
 
 @triton.jit
@@ -93,7 +94,6 @@ def merge_splits_kernel(
         num_written = tl.cdiv(seq_len, keys_per_split(seq_len, num_splits, SPLIT_BLOCK_N))
         first_slot = row_id.to(tl.int64) * num_splits
 
-    offs_s = tl.arange(0, BLOCK_S)
     offs_d = d_start + tl.arange(0, BLOCK_D)
     d_ok = offs_d < HEAD_DIM_V
     m_i = tl.full([1], float("-inf"), tl.float32)
@@ -103,18 +103,26 @@ def merge_splits_kernel(
     # finished. What comes before reads only inputs stage 1 does not write (seq_lens,
     # key_starts), so that latency overlaps stage 1's tail.
     wait_for_prior_grid(WAIT_FOR_STAGE_1)
-    for s0 in range(0, num_written, BLOCK_S):
-        splits = s0 + offs_s
-        s_ok = splits < num_written
-        slots = first_slot + splits
-        lse_s = tl.load(partial_lse_ptr + slots, mask=s_ok, other=float("-inf"))
-        m_i, alpha, weight = state_weights(m_i, lse_s)
-        o_s = tl.load(
-            partial_o_ptr + slots[:, None] * HEAD_DIM_V + offs_d[None, :],
-            mask=s_ok[:, None] & d_ok[None, :],
-            other=0.0,
-        )
-        acc, l_i = fold_states(acc, l_i, alpha, weight, o_s)
+    # Two ifs: the first is compile-time (constexpr), the second a run-time branch.
+    if BLOCK_S > SMALL_S:
+        # Most rows of a ragged batch have one or two partials, where a [BLOCK_S, BLOCK_D]
+        # tile spends its instructions on masked slots: they take one small tile (H200,
+        # docs/perf.md v0.2.4). Uniform plans size BLOCK_S to the split count already.
+        if num_written <= SMALL_S:
+            m_i, l_i, acc = fold_partials(
+                partial_o_ptr, partial_lse_ptr, first_slot, 0, num_written, offs_d, d_ok,
+                m_i, l_i, acc, HEAD_DIM_V, SMALL_S,
+            )  # fmt: skip
+        else:
+            m_i, l_i, acc = fold_partial_tiles(
+                partial_o_ptr, partial_lse_ptr, first_slot, num_written, offs_d, d_ok,
+                m_i, l_i, acc, HEAD_DIM_V, BLOCK_S,
+            )  # fmt: skip
+    else:
+        m_i, l_i, acc = fold_partial_tiles(
+            partial_o_ptr, partial_lse_ptr, first_slot, num_written, offs_d, d_ok,
+            m_i, l_i, acc, HEAD_DIM_V, BLOCK_S,
+        )  # fmt: skip
 
     q_pos = row // NUM_HEADS
     head = row % NUM_HEADS
@@ -137,3 +145,57 @@ def merge_splits_kernel(
                 request, q_pos, head, stride_lse_batch, stride_lse_pos, stride_lse_head
             )
             tl.store(lse_ptr + lse_row + tl.arange(0, 1), lse)
+
+
+@triton.jit
+def fold_partial_tiles(
+    partial_o_ptr,
+    partial_lse_ptr,
+    first_slot,
+    num_written,
+    offs_d,
+    d_ok,
+    m_i,
+    l_i,
+    acc,
+    HEAD_DIM_V: tl.constexpr,
+    TILE_S: tl.constexpr,
+):
+    """Fold all num_written partials of the row, TILE_S at a time."""
+    for s0 in range(0, num_written, TILE_S):
+        m_i, l_i, acc = fold_partials(
+            partial_o_ptr, partial_lse_ptr, first_slot, s0, num_written, offs_d, d_ok,
+            m_i, l_i, acc, HEAD_DIM_V, TILE_S,
+        )  # fmt: skip
+    return m_i, l_i, acc
+
+
+@triton.jit
+def fold_partials(
+    partial_o_ptr,
+    partial_lse_ptr,
+    first_slot,
+    s0,
+    num_written,
+    offs_d,
+    d_ok,
+    m_i,
+    l_i,
+    acc,
+    HEAD_DIM_V: tl.constexpr,
+    TILE_S: tl.constexpr,
+):
+    """Fold the row's partials s0 .. s0 + TILE_S (those under num_written) into the running
+    (max, sum, output) as one [TILE_S, BLOCK_D] tile."""
+    splits = s0 + tl.arange(0, TILE_S)
+    s_ok = splits < num_written
+    slots = first_slot + splits
+    lse_s = tl.load(partial_lse_ptr + slots, mask=s_ok, other=float("-inf"))
+    m_i, alpha, weight = state_weights(m_i, lse_s)
+    o_s = tl.load(
+        partial_o_ptr + slots[:, None] * HEAD_DIM_V + offs_d[None, :],
+        mask=s_ok[:, None] & d_ok[None, :],
+        other=0.0,
+    )
+    acc, l_i = fold_states(acc, l_i, alpha, weight, o_s)
+    return m_i, l_i, acc

@@ -103,7 +103,6 @@ def mla_attend_keys(
     latent_desc=None,
     rope_desc=None,
     KV_TMA: tl.constexpr = False,
-    KEYS_AS_ROWS: tl.constexpr = False,
 ):
     """Online softmax of the rows over keys [key_start, key_end) of one request (key_start on a
     block boundary); row r sees keys up to last_key[r] (the causal MTP rule). Returns the
@@ -117,26 +116,13 @@ def mla_attend_keys(
     bulk tensor copies through `latent_desc` ([BLOCK_N, BLOCK_DV / 2] boxes of the pool's rows)
     and `rope_desc` ([BLOCK_N, BLOCK_DPE]); a partial last block takes masked loads 16 keys at
     a time (small tiles: a whole-block second copy of the body spilled), so slots past key_end
-    (whatever they hold) never enter.
-
-    KEYS_AS_ROWS (with LATENT_CHAINS = 2): the dots run transposed, S^T = K Q^T and
-    O^T += V^T P^T, so the key block is the 64-row operand that Hopper's wgmma reads straight
-    from shared memory, where the few query rows alone are under its 64-row minimum; the
-    running output is kept as [latent half, rows] and transposed once at the end."""
+    (whatever they hold) never enter."""
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, BLOCK_DV], tl.float32)
     HALF: tl.constexpr = BLOCK_DV // 2
-    if KEYS_AS_ROWS:
-        acc_lo = tl.zeros([HALF, BLOCK_H], tl.float32)
-        acc_hi = tl.zeros([HALF, BLOCK_H], tl.float32)
-        # The queries as the dots' B operand, [dims, rows], transposed once per program.
-        q_a = tl.trans(q_a)
-        q_b = tl.trans(q_b)
-        q_pe = tl.trans(q_pe)
-    else:
-        acc_lo = tl.zeros([BLOCK_H, HALF], tl.float32)
-        acc_hi = tl.zeros([BLOCK_H, HALF], tl.float32)
+    acc_lo = tl.zeros([BLOCK_H, HALF], tl.float32)
+    acc_hi = tl.zeros([BLOCK_H, HALF], tl.float32)
     offs_n = tl.arange(0, BLOCK_N)
     if PREFETCH_PAGE:
         next_page = first_page_ids(table_row, key_start, offs_n, key_end, PAGE_SIZE, BLOCK_N)
@@ -157,7 +143,7 @@ def mla_attend_keys(
             q_a, q_b, q_pe, kv_ptr, latent_desc, rope_desc, page, block_start, keys, key_ok,
             last_key, m_i, l_i, acc, acc_lo, acc_hi, num_pages, stride_kv_page, stride_kv_slot,
             scale_log2, HEAD_DIM_V, HEAD_DIM_PE, BLOCK_DV, BLOCK_DPE, PAGE_SIZE, LATENT_CHAINS,
-            KV_TMA, KEYS_AS_ROWS,
+            KV_TMA,
         )  # fmt: skip
     # Two ifs: the first is compile-time (constexpr), the second a run-time branch.
     if KV_TMA:
@@ -173,11 +159,8 @@ def mla_attend_keys(
                 q_a, q_b, q_pe, kv_ptr, latent_desc, rope_desc, page, tail_start, keys, key_ok,
                 last_key, m_i, l_i, acc, acc_lo, acc_hi, num_pages, stride_kv_page,
                 stride_kv_slot, scale_log2, HEAD_DIM_V, HEAD_DIM_PE, BLOCK_DV, BLOCK_DPE,
-                PAGE_SIZE, LATENT_CHAINS, False, KEYS_AS_ROWS,
+                PAGE_SIZE, LATENT_CHAINS, False,
             )  # fmt: skip
-    if KEYS_AS_ROWS:
-        acc_lo = tl.trans(acc_lo)
-        acc_hi = tl.trans(acc_hi)
     if LATENT_CHAINS == 2:
         # [BLOCK_H, HALF, 2] -> [BLOCK_H, 2, HALF] -> rows of BLOCK_DV, low half first.
         acc = tl.reshape(tl.permute(tl.join(acc_lo, acc_hi), [0, 2, 1]), [BLOCK_H, BLOCK_DV])
@@ -213,11 +196,9 @@ def mla_attend_block(
     PAGE_SIZE: tl.constexpr,
     LATENT_CHAINS: tl.constexpr,
     USE_TMA: tl.constexpr,
-    KEYS_AS_ROWS: tl.constexpr = False,
 ):
     """Fold one key block into the running state (see `mla_attend_keys`): LATENT_CHAINS = 2
-    updates acc_lo / acc_hi, else acc; KEYS_AS_ROWS takes the queries and acc_lo / acc_hi
-    transposed and runs the dots with the keys as rows. USE_TMA: the block is whole and inside
+    updates acc_lo / acc_hi, else acc. USE_TMA: the block is whole and inside
     one page, and arrives by bulk copies; else by masked loads (slots past seq_len are masked
     at the load, so whatever they hold, NaN included, never enters). The latent rows are the
     values too: one load, used twice."""
@@ -244,12 +225,8 @@ def mla_attend_block(
                 other=0.0,
             )
         # Each dot scaled before the sum: Triton folds `dot + dot` back into one chain.
-        if KEYS_AS_ROWS:
-            scores = tl.dot(k_lo, q_a) * scale_log2
-            scores += tl.dot(k_hi, q_b) * scale_log2
-        else:
-            scores = tl.dot(q_a, tl.trans(k_lo)) * scale_log2
-            scores += tl.dot(q_b, tl.trans(k_hi)) * scale_log2
+        scores = tl.dot(q_a, tl.trans(k_lo)) * scale_log2
+        scores += tl.dot(q_b, tl.trans(k_hi)) * scale_log2
     else:
         dv = tl.arange(0, BLOCK_DV)
         k_lo = tl.load(
@@ -268,27 +245,17 @@ def mla_attend_block(
                 mask=key_ok[:, None] & (dpe < HEAD_DIM_PE)[None, :],
                 other=0.0,
             )
-        if KEYS_AS_ROWS:
-            scores += tl.dot(k_pe, q_pe) * scale_log2
-        elif LATENT_CHAINS == 2:
+        if LATENT_CHAINS == 2:
             scores += tl.dot(q_pe, tl.trans(k_pe)) * scale_log2
         else:
             scores += tl.dot(q_pe, tl.trans(k_pe))
-    if KEYS_AS_ROWS:  # scores [keys, rows]: the softmax runs down the columns
-        visible = key_ok[:, None] & (keys[:, None] <= last_key[None, :])
-    else:
-        visible = key_ok[None, :] & (keys[None, :] <= last_key[:, None])
+    visible = key_ok[None, :] & (keys[None, :] <= last_key[:, None])
     if LATENT_CHAINS == 2:
         scores = tl.where(visible, scores, float("-inf"))
-        KEY_AXIS: tl.constexpr = 0 if KEYS_AS_ROWS else 1
-        m_i, l_i, alpha, p = softmax_weights(m_i, l_i, scores, KEY_AXIS)
+        m_i, l_i, alpha, p = softmax_weights(m_i, l_i, scores)
         p = p.to(k_lo.dtype)
-        if KEYS_AS_ROWS:
-            acc_lo = acc_lo * alpha[None, :] + tl.dot(tl.trans(k_lo), p)
-            acc_hi = acc_hi * alpha[None, :] + tl.dot(tl.trans(k_hi), p)
-        else:
-            acc_lo = acc_lo * alpha[:, None] + tl.dot(p, k_lo)
-            acc_hi = acc_hi * alpha[:, None] + tl.dot(p, k_hi)
+        acc_lo = acc_lo * alpha[:, None] + tl.dot(p, k_lo)
+        acc_hi = acc_hi * alpha[:, None] + tl.dot(p, k_hi)
     else:
         scores = tl.where(visible, scores * scale_log2, float("-inf"))
         m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, k_lo)

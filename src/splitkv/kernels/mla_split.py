@@ -56,7 +56,6 @@ def mla_split_kernel(
     latent_desc=None,  # KV_TMA: host tensor descriptors over the pool's rows (mla_attend_keys)
     rope_desc=None,
     KV_TMA: tl.constexpr = False,
-    KEYS_AS_ROWS: tl.constexpr = False,  # the dots transposed (mla_attend_keys)
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     release_dependent_grid(RELEASE_MERGE)  # the merge may launch now; it waits for our writes
@@ -127,7 +126,6 @@ def mla_split_kernel(
         latent_desc,
         rope_desc,
         KV_TMA,
-        KEYS_AS_ROWS,
     )
     slot = (request.to(tl.int64) * ROWS + rows) * num_splits + split
     dv = tl.arange(0, BLOCK_DV)
@@ -178,10 +176,9 @@ def mla_balanced_kernel(
     stride_lse_head=0,
     WRITE_LSE: tl.constexpr = False,
     WRITE_WHOLE: tl.constexpr = False,
-    latent_desc=None,  # KV_TMA and KEYS_AS_ROWS: as in mla_split_kernel
+    latent_desc=None,  # KV_TMA: as in mla_split_kernel
     rope_desc=None,
     KV_TMA: tl.constexpr = False,
-    KEYS_AS_ROWS: tl.constexpr = False,
 ):
     """Stage 1 on the balanced schedule (kernels/balanced.py): one program per slot of a head
     block, attending the one piece of the schedule that writes that slot.
@@ -244,7 +241,6 @@ def mla_balanced_kernel(
                 latent_desc,
                 rope_desc,
                 KV_TMA,
-                KEYS_AS_ROWS,
             )
             dv = tl.arange(0, BLOCK_DV)
             o, lse2 = normalized_state(m_i, l_i, acc)

@@ -7,21 +7,19 @@ LN2 = tl.constexpr(0.6931471805599453)  # lse leaves the kernels in natural log
 
 
 @triton.jit
-def softmax_weights(m_i, l_i, scores, KEY_AXIS: tl.constexpr = 1):
+def softmax_weights(m_i, l_i, scores):
     """One key block's softmax weights against the running state: (new max, new sum, the
     factor that rescales the running output, the block's weights p).
 
-    scores [BLOCK_H, BLOCK_N] (KEY_AXIS 1) or [BLOCK_N, BLOCK_H] (KEY_AXIS 0: keys as the
-    rows of the dots): base-2 logits, -inf where masked.
+    scores [BLOCK_H, BLOCK_N]: base-2 logits, -inf where masked.
     """
-    m_new = tl.maximum(m_i, tl.max(scores, KEY_AXIS))
+    m_new = tl.maximum(m_i, tl.max(scores, 1))
     # A row with nothing visible yet keeps m = -inf; subtract 0 there instead of -inf so exp2
     # gives 0, not NaN.
     m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
     alpha = tl.exp2(m_i - m_safe)
-    m_keys = m_safe[:, None] if KEY_AXIS == 1 else m_safe[None, :]  # along the key axis
-    p = tl.exp2(scores - m_keys)
-    return m_new, l_i * alpha + tl.sum(p, KEY_AXIS), alpha, p
+    p = tl.exp2(scores - m_safe[:, None])
+    return m_new, l_i * alpha + tl.sum(p, 1), alpha, p
 
 
 @triton.jit
