@@ -345,7 +345,14 @@ def test_tma_key_blocks_match_the_reference(lengths, heads, qlen, page_size, kno
     run_and_check(case, plan=plan)
 
 
-@pytest.mark.parametrize("knobs", [{"kv_tma": True}, {"kv_tma": True, "page_prefetch": True}])
+@pytest.mark.parametrize(
+    "knobs",
+    [
+        {"kv_tma": True},
+        {"kv_tma": True, "page_prefetch": True},
+        {"kv_tma": True, "write_whole": True},  # whole requests written by stage 1
+    ],
+)
 def test_balanced_pieces_by_bulk_copies(knobs, dtype, device):
     # The balanced kernel with bulk copies (two chains): pieces start on block boundaries
     # inside a request, so whole blocks take bulk copies and each piece's partial end masked
