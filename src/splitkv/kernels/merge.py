@@ -103,26 +103,21 @@ def merge_splits_kernel(
     # finished. What comes before reads only inputs stage 1 does not write (seq_lens,
     # key_starts), so that latency overlaps stage 1's tail.
     wait_for_prior_grid(WAIT_FOR_STAGE_1)
-    # Two ifs: the first is compile-time (constexpr), the second a run-time branch.
-    if BLOCK_S > SMALL_S:
-        # Most rows of a ragged batch have one or two partials, where a [BLOCK_S, BLOCK_D]
-        # tile spends its instructions on masked slots: they take one small tile (H200,
-        # docs/perf.md v0.2.4). Uniform plans size BLOCK_S to the split count already.
-        if num_written <= SMALL_S:
+    # Most rows of a ragged batch have one or two partials, where a [BLOCK_S, BLOCK_D] tile
+    # spends its instructions on masked slots: they take one small tile (H200, docs/perf.md
+    # v0.2.4). Uniform plans size BLOCK_S to the split count already: where it is not wider
+    # than the small tile, the condition is a compile-time False and the branch folds away.
+    if (BLOCK_S > SMALL_S) & (num_written <= SMALL_S):
+        m_i, l_i, acc = fold_partials(
+            partial_o_ptr, partial_lse_ptr, first_slot, 0, num_written, offs_d, d_ok,
+            m_i, l_i, acc, HEAD_DIM_V, SMALL_S,
+        )  # fmt: skip
+    else:
+        for s0 in range(0, num_written, BLOCK_S):
             m_i, l_i, acc = fold_partials(
-                partial_o_ptr, partial_lse_ptr, first_slot, 0, num_written, offs_d, d_ok,
-                m_i, l_i, acc, HEAD_DIM_V, SMALL_S,
-            )  # fmt: skip
-        else:
-            m_i, l_i, acc = fold_partial_tiles(
-                partial_o_ptr, partial_lse_ptr, first_slot, num_written, offs_d, d_ok,
+                partial_o_ptr, partial_lse_ptr, first_slot, s0, num_written, offs_d, d_ok,
                 m_i, l_i, acc, HEAD_DIM_V, BLOCK_S,
             )  # fmt: skip
-    else:
-        m_i, l_i, acc = fold_partial_tiles(
-            partial_o_ptr, partial_lse_ptr, first_slot, num_written, offs_d, d_ok,
-            m_i, l_i, acc, HEAD_DIM_V, BLOCK_S,
-        )  # fmt: skip
 
     q_pos = row // NUM_HEADS
     head = row % NUM_HEADS
@@ -145,29 +140,6 @@ def merge_splits_kernel(
                 request, q_pos, head, stride_lse_batch, stride_lse_pos, stride_lse_head
             )
             tl.store(lse_ptr + lse_row + tl.arange(0, 1), lse)
-
-
-@triton.jit
-def fold_partial_tiles(
-    partial_o_ptr,
-    partial_lse_ptr,
-    first_slot,
-    num_written,
-    offs_d,
-    d_ok,
-    m_i,
-    l_i,
-    acc,
-    HEAD_DIM_V: tl.constexpr,
-    TILE_S: tl.constexpr,
-):
-    """Fold all num_written partials of the row, TILE_S at a time."""
-    for s0 in range(0, num_written, TILE_S):
-        m_i, l_i, acc = fold_partials(
-            partial_o_ptr, partial_lse_ptr, first_slot, s0, num_written, offs_d, d_ok,
-            m_i, l_i, acc, HEAD_DIM_V, TILE_S,
-        )  # fmt: skip
-    return m_i, l_i, acc
 
 
 @triton.jit
