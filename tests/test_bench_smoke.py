@@ -8,9 +8,11 @@ import torch
 
 import splitkv
 from splitkv.bench import sweep
+from splitkv.bench.ablations import ABLATIONS
 from splitkv.bench.report import write_results
 from splitkv.bench.shapes import BenchShape
 from splitkv.bench.sweep import Trial, run_shapes
+from splitkv.device import DeviceSpec
 
 
 @pytest.fixture
@@ -193,3 +195,14 @@ def test_stage_one_then_the_merge_is_the_call(kind):
     run_stage_one(*case.args, plan=plan, out=out, lse=lse, **extra)
     merge_workspace(plan, case.seq_lens, out, lse, max_seq_len=max_seq_len, **extra)
     assert torch.equal(out, want_out) and torch.equal(lse, want_lse)
+
+
+@pytest.mark.parametrize("ablation", sorted(ABLATIONS))
+def test_every_ablation_trial_is_a_plan(ablation):
+    # A trial whose knobs plan_decode no longer takes would only show as "crashed" rows on the
+    # GPU; plan each one for the H200 here (launched_waves is the harness's own knob).
+    trials, _, _ = ABLATIONS[ablation]
+    for trial in trials:
+        knobs = {k: v for k, v in trial.knobs.items() if k != "launched_waves"}
+        splitkv.plan_decode(8, 4096, 12, device="meta", device_spec=DeviceSpec.preset("h200"),
+                            **knobs)  # fmt: skip

@@ -1,7 +1,7 @@
 """One MLA decode call with the given plan knobs, for `compute-sanitizer` to watch.
 
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck \
-        python3 tools/memcheck_plan.py '{"keys_as_rows": true, "kv_tma": true}' 4097 63
+        python3 tools/memcheck_plan.py '{"kv_tma": true, "num_stages": 1}' 4097 63
 
 The GPU suite's memcheck subset (tests/gpu_memcheck.py) runs fixed small shapes; this runs the
 knobs of one failing trial at the lengths that fail, so the sanitizer names the access.

@@ -76,19 +76,6 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
                 _PREFETCH | {"kv_tma": True, "block_n": 32, "num_stages": 3},
             ),
             Trial("TMA, block_n 64, 2 stages", {"kv_tma": True, "block_n": 64, "num_stages": 2}),
-            # The dots transposed: the key block as wgmma's 64-row operand, read from shared
-            # memory (sm_90: 182 KB and 176 registers, one program per SM with 2 blocks in
-            # flight; docs/perf.md v0.2.3). Its 1-stage build faults on the H200 (session 6,
-            # docs/perf.md), so it is no trial: one fault ends the whole run.
-            Trial(
-                "keys as rows, TMA, block_n 64, 2 stages",
-                {"keys_as_rows": True, "kv_tma": True, "block_n": 64, "num_stages": 2},
-            ),
-            Trial(  # 8 warps: two warpgroups on the one program an SM holds (136 registers)
-                "keys as rows, TMA, block_n 64, 2 stages, 8 warps",
-                {"keys_as_rows": True, "kv_tma": True, "block_n": 64, "num_stages": 2}
-                | {"num_warps": 8},
-            ),
             # The score dot as one mma chain over all latent dims (the default for 16-row
             # tiles is two independent chains over the latent halves; docs/perf.md v0.2.2).
             Trial("one latent chain", {"latent_chains": 1}),
@@ -135,13 +122,9 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
                 "balanced, prefetch, block_n 64",
                 {"schedule": "balanced", "block_n": 64, "num_stages": 2} | _PREFETCH,
             ),
-            # The uniform kernel's v0.2.3 options in the balanced kernel (two chains, bulk
-            # copies; the transposed dots), opt-in there until measured (docs/perf.md v0.2.3).
+            # Two chains and bulk copies at every tile (the default for 16-row balanced tiles
+            # since v0.2.4; 32- and 64-row tiles lost with them, docs/perf.md session 6).
             Trial("balanced, two chains, TMA, block_n 64", _BALANCED_TMA),
-            Trial(
-                "balanced, keys as rows, TMA, block_n 64",
-                _BALANCED_TMA | {"keys_as_rows": True},
-            ),
         ],
         schedule_shapes,
         True,
