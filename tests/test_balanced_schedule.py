@@ -41,7 +41,29 @@ def test_ragged_batch_any_program_count(num_programs, dtype, device):
     # mark theirs with lse -inf).
     plan.workspace.partial_o.fill_(float("nan"))
     plan.workspace.partial_lse.fill_(float("nan"))
+    # Stale program ranges too: stage 1 rewrites those of every request with keys, and the
+    # merge ignores them for the empty one (length 0 in RAGGED).
+    plan.workspace.piece_ranges.copy_(torch.tensor([[10**6, -(10**6)]]).expand(len(RAGGED), 2))
     run_and_check(case, plan)
+
+
+def test_stage_one_records_each_requests_program_range(dtype, device):
+    num_programs = 5
+    case = random_mla_case(RAGGED, 2, page_size=16, dtype=dtype, device=device)
+    plan = balanced_plan(RAGGED, 2, num_programs, dtype=dtype, device=device, block_n=16)
+    plan.workspace.piece_ranges.fill_(-1)
+    splitkv.mla_decode(*case.args, plan=plan)
+    blocks = [-(-n // 16) for n in RAGGED]
+    total = sum(blocks)
+    ends = torch.tensor(blocks).cumsum(0).tolist()
+    for request, (count, end) in enumerate(zip(blocks, ends, strict=True)):
+        got = plan.workspace.piece_ranges[request].tolist()
+        if count:  # program p owns blocks [p * total // P, (p + 1) * total // P)
+            owner = [p for p in range(num_programs) for _ in range(
+                (p + 1) * total // num_programs - p * total // num_programs)]  # fmt: skip
+            assert got == [owner[end - count], owner[end - 1]], request
+        else:
+            assert got == [-1, -1], request  # no pieces: nothing written
 
 
 @pytest.mark.parametrize("qlen", [2, 4])

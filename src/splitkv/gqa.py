@@ -169,7 +169,8 @@ def _launch(
     if plan.schedule == "balanced":
         # One program per partial slot (kernels/balanced.py).
         kernel, grid = gqa_balanced_kernel, (plan.num_programs + call.batch) * per_program
-        schedule_args, schedule_consts = (plan.num_programs,), {"BLOCK_B": plan.block_b}
+        schedule_args = (plan.num_programs,)
+        schedule_consts = {"BLOCK_B": plan.block_b, "piece_ranges_ptr": ws.piece_ranges}
     else:
         kernel, grid = gqa_split_kernel, plan.num_splits * call.batch * per_program
         schedule_args = (plan.num_splits,)

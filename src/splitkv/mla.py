@@ -168,7 +168,7 @@ def _launch(
         slots = plan.num_programs + call.batch
         kernel, grid = mla_balanced_kernel, slots * plan.num_head_blocks
         schedule_args = (plan.num_programs,)
-        schedule_consts = {"BLOCK_B": plan.block_b}
+        schedule_consts = {"BLOCK_B": plan.block_b, "piece_ranges_ptr": ws.piece_ranges}
         if plan.write_whole:
             lse_arg, lse_strides = _lse_args(lse, out)
             schedule_consts.update(
@@ -278,6 +278,7 @@ def merge_workspace(
     workspace must then hold a stage-1 result for these seq_lens).
     """
     batch, qlen, num_heads, _ = out.shape
+    balanced = plan.schedule == "balanced"
     lse_arg, lse_strides = _lse_args(lse, out)
     with torch.cuda.device(out.device) if out.is_cuda else contextlib.nullcontext():
         merge_splits_kernel[(batch * qlen * num_heads, plan.merge_d_split)](
@@ -285,6 +286,7 @@ def merge_workspace(
             plan.workspace.partial_lse,
             seq_lens,
             key_starts if key_starts is not None else seq_lens,
+            plan.workspace.piece_ranges if balanced else seq_lens,
             out,
             lse_arg,
             max_seq_len,
@@ -306,8 +308,7 @@ def merge_workspace(
             WRITE_LSE=lse is not None,
             HAS_WINDOW=window_left >= 0,
             HAS_SINKS=sinks is not None,
-            BALANCED=plan.schedule == "balanced",
-            BLOCK_B=plan.block_b,
+            BALANCED=balanced,
             HAS_KEY_START=key_starts is not None,
             WAIT_FOR_STAGE_1=plan.dependent_launch,
             WHOLE_WRITTEN=plan.write_whole,  # stage 1 wrote whole requests' rows itself

@@ -37,10 +37,14 @@ SCHEDULES = ("uniform", "balanced")
 @dataclass(frozen=True)
 class DecodeWorkspace:
     """Stage-1 partials: `partial_o [batch, qlen*heads, num_splits, d_v]` and
-    `partial_lse [batch, qlen*heads, num_splits]`, both float32 (lse in base 2)."""
+    `partial_lse [batch, qlen*heads, num_splits]`, both float32 (lse in base 2); the balanced
+    schedule's are `[qlen*heads, num_programs + batch]` per head block, plus `piece_ranges
+    [batch, 2]` int32: each request's first and last stage-1 program, written by stage 1 so
+    the merge need not recompute the schedule (kernels/balanced.py)."""
 
     partial_o: torch.Tensor
     partial_lse: torch.Tensor
+    piece_ranges: torch.Tensor | None = None
 
     def __repr__(self) -> str:
         mib = (self.partial_o.numel() + self.partial_lse.numel()) * 4 / (1 << 20)
@@ -395,6 +399,9 @@ def plan_decode(
     workspace = DecodeWorkspace(
         partial_o=torch.empty((*partials, head_dim_v), dtype=torch.float32, device=device),
         partial_lse=torch.empty(partials, dtype=torch.float32, device=device),
+        piece_ranges=(
+            torch.empty((batch_size, 2), dtype=torch.int32, device=device) if num_slots else None
+        ),
     )
     return DecodePlan(
         kind=kind,

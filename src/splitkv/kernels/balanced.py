@@ -17,6 +17,13 @@ spills at 12 heads, against the uniform kernel's 209 and none). Where program p 
 of b although s lies in b's slot range (more programs than blocks), the slot's program marks
 it lse -inf, so the merge reads every slot of a request's range without asking which programs
 were empty.
+
+The merge needs each request's program range [first, last] to find its slots. Stage 1 writes
+it (`record_piece_range`: the piece holding the request's first block writes first, the one
+holding its last block writes last) into a [batch, 2] int32 workspace, so the merge's programs
+read two integers instead of each rescanning seq_lens (~190 of ~400 instructions per merge
+program on sm_90, docs/perf.md v0.2.4). A request with no blocks has no pieces and no range:
+the merge finds it empty from its own length.
 """
 
 import triton
@@ -85,6 +92,19 @@ def piece_of_slot(
     hi = tl.minimum(end, ((program + 1) * total // num_programs).to(tl.int32))
     first_key = pick(firsts, request, BLOCK_B)
     return request, lo, hi, start, pick(lens, request, BLOCK_B), first_key
+
+
+@triton.jit
+def record_piece_range(
+    piece_ranges_ptr, request, slot, lo, hi, first_block, seq_len, first_key, BLOCK_N: tl.constexpr
+):
+    """Write the request's first and last program, from the pieces that hold its first and last
+    key blocks (one program each). Call it from one head block only: all write the same."""
+    program = slot - request
+    if lo == first_block:
+        tl.store(piece_ranges_ptr + 2 * request, program)
+    if hi == first_block + tl.cdiv(seq_len - first_key, BLOCK_N):
+        tl.store(piece_ranges_ptr + 2 * request + 1, program)
 
 
 @triton.jit

@@ -11,7 +11,7 @@ Row r of a request is query position r // q_heads, query head r % q_heads.
 import triton
 import triton.language as tl
 
-from splitkv.kernels.balanced import mark_empty, piece_of_slot
+from splitkv.kernels.balanced import mark_empty, piece_of_slot, record_piece_range
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.online_softmax import softmax_step, store_partial
 from splitkv.kernels.paged import (
@@ -283,6 +283,7 @@ def gqa_balanced_kernel(
     HAS_WINDOW: tl.constexpr,
     HAS_CAP: tl.constexpr,
     RELEASE_MERGE: tl.constexpr = False,
+    piece_ranges_ptr=None,  # [batch, 2] int32: the merge's program range per request
 ):
     """Stage 1 on the balanced schedule (kernels/balanced.py): one program per slot of a kv
     head's head block, attending the one piece of the schedule that writes that slot."""
@@ -311,6 +312,11 @@ def gqa_balanced_kernel(
         if lo >= hi:
             mark_empty(partial_lse_ptr, slots, row_ok)
         else:
+            if tl.program_id(0) < num_slots:  # kv head 0, head block 0
+                record_piece_range(
+                    piece_ranges_ptr, request, slot, lo, hi, first_block, seq_len, first_key,
+                    BLOCK_N,
+                )  # fmt: skip
             q, row_ok, q_pos, q_head = gqa_load_queries(
                 q_ptr,
                 request,

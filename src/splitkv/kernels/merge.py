@@ -10,7 +10,6 @@ BLOCK_S = D_SPLIT = 1 is the plain serial merge.
 import triton
 import triton.language as tl
 
-from splitkv.kernels.balanced import pick, program_of_block, request_blocks
 from splitkv.kernels.dependent_launch import wait_for_prior_grid
 from splitkv.kernels.online_softmax import fold_states, merged_lse, merged_output, state_weights
 from splitkv.kernels.rows import row_offsets
@@ -26,6 +25,7 @@ def merge_splits_kernel(
     partial_lse_ptr,
     seq_lens_ptr,
     key_starts_ptr,  # [batch] int32 first key of each request, used when HAS_KEY_START
+    piece_ranges_ptr,  # [batch, 2] int32 first and last stage-1 program, used when BALANCED
     out_ptr,
     lse_ptr,
     max_seq_len,
@@ -50,7 +50,6 @@ def merge_splits_kernel(
     HAS_WINDOW: tl.constexpr,
     HAS_SINKS: tl.constexpr,
     BALANCED: tl.constexpr,
-    BLOCK_B: tl.constexpr,
     HAS_KEY_START: tl.constexpr,
     WAIT_FOR_STAGE_1: tl.constexpr = False,
     WHOLE_WRITTEN: tl.constexpr = False,
@@ -62,38 +61,14 @@ def merge_splits_kernel(
     row = row_id % ROWS
 
     # The same bounds as stage 1: only partials stage 1 wrote are read.
-    if BALANCED:
-        # Request b's pieces sit in slots first_program(b) + b ... last_program(b) + b of
-        # the row's contiguous [num_programs + batch] slots.
-        _, _, blocks, cu_end, total = request_blocks(
-            seq_lens_ptr,
-            batch,
-            max_seq_len,
-            window_left,
-            QLEN,
-            BLOCK_B,
-            SPLIT_BLOCK_N,
-            HAS_WINDOW,
-        )
-        end = pick(cu_end, request, BLOCK_B)
-        count = pick(blocks, request, BLOCK_B)
-        first = program_of_block(end - count, num_programs, total)
-        last = program_of_block(end - 1, num_programs, total)
-        num_written = tl.where(count > 0, last - first + 1, 0).to(tl.int32)
-        if WHOLE_WRITTEN:  # noqa: SIM102 (compile-time, then run-time)
-            if num_written == 1:
-                return  # one program attended the whole request and wrote its rows itself
-        # Empty programs in the range marked their slot lse -inf (kernels/balanced.py).
-        first_slot = row.to(tl.int64) * (num_programs + batch) + first + request
-    else:
-        seq_len = clamped_seq_len(seq_lens_ptr, request, max_seq_len)
-        if HAS_WINDOW:
-            seq_len = seq_len - first_visible_key(seq_len, window_left, QLEN, SPLIT_BLOCK_N)
-        if HAS_KEY_START:
-            seq_len = seq_len - clamped_seq_len(key_starts_ptr, request, seq_len)
+    seq_len = clamped_seq_len(seq_lens_ptr, request, max_seq_len)
+    if HAS_WINDOW:
+        seq_len = seq_len - first_visible_key(seq_len, window_left, QLEN, SPLIT_BLOCK_N)
+    if HAS_KEY_START:
+        seq_len = seq_len - clamped_seq_len(key_starts_ptr, request, seq_len)
+    if not BALANCED:
         num_written = tl.cdiv(seq_len, keys_per_split(seq_len, num_splits, SPLIT_BLOCK_N))
         first_slot = row_id.to(tl.int64) * num_splits
-
     offs_d = d_start + tl.arange(0, BLOCK_D)
     d_ok = offs_d < HEAD_DIM_V
     m_i = tl.full([1], float("-inf"), tl.float32)
@@ -103,6 +78,20 @@ def merge_splits_kernel(
     # finished. What comes before reads only inputs stage 1 does not write (seq_lens,
     # key_starts), so that latency overlaps stage 1's tail.
     wait_for_prior_grid(WAIT_FOR_STAGE_1)
+    if BALANCED:
+        # Request b's pieces sit in slots first + b ... last + b of the row's contiguous
+        # [num_programs + batch] slots; stage 1 wrote [first, last] (kernels/balanced.py) for
+        # every request with keys, and empty programs in the range marked their slot lse -inf.
+        # Clamped to the grid, so no workspace content can send the reads out of bounds.
+        has_keys = seq_len > 0
+        first = tl.load(piece_ranges_ptr + 2 * request, mask=has_keys, other=0)
+        last = tl.load(piece_ranges_ptr + 2 * request + 1, mask=has_keys, other=-1)
+        first = tl.minimum(tl.maximum(first, 0), num_programs - 1)
+        num_written = tl.maximum(tl.minimum(last, num_programs - 1) - first + 1, 0)
+        if WHOLE_WRITTEN:  # noqa: SIM102 (compile-time, then run-time)
+            if num_written == 1:
+                return  # one program attended the whole request and wrote its rows itself
+        first_slot = row.to(tl.int64) * (num_programs + batch) + first + request
     # Most rows of a ragged batch have one or two partials, where a [BLOCK_S, BLOCK_D] tile
     # spends its instructions on masked slots: they take one small tile (H200, docs/perf.md
     # v0.2.4). Uniform plans size BLOCK_S to the split count already: where it is not wider

@@ -11,7 +11,7 @@ Row r of a request is query position r // heads, head r % heads (q's own memory 
 import triton
 import triton.language as tl
 
-from splitkv.kernels.balanced import mark_empty, piece_of_slot
+from splitkv.kernels.balanced import mark_empty, piece_of_slot, record_piece_range
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.mla_attend import mla_attend_keys, mla_load_queries
 from splitkv.kernels.online_softmax import LN2, normalized_state, store_partial, write_partial
@@ -179,6 +179,7 @@ def mla_balanced_kernel(
     latent_desc=None,  # KV_TMA: as in mla_split_kernel
     rope_desc=None,
     KV_TMA: tl.constexpr = False,
+    piece_ranges_ptr=None,  # [batch, 2] int32: the merge's program range per request
 ):
     """Stage 1 on the balanced schedule (kernels/balanced.py): one program per slot of a head
     block, attending the one piece of the schedule that writes that slot.
@@ -200,6 +201,10 @@ def mla_balanced_kernel(
         if lo >= hi:
             mark_empty(partial_lse_ptr, slots, rows < QLEN * NUM_HEADS)
         else:
+            if head_block == 0:
+                record_piece_range(
+                    piece_ranges_ptr, request, slot, lo, hi, first_block, seq_len, 0, BLOCK_N
+                )
             q_a, q_b, q_pe, rows, row_ok, q_pos = mla_load_queries(
                 q_ptr,
                 request,
