@@ -9,6 +9,7 @@ from splitkv.bench.ablations import ABLATIONS, ablation_shapes
 from splitkv.bench.report import write_results
 from splitkv.bench.shapes import (
     BenchShape,
+    gqa_special_shapes,
     grid_shapes,
     prefix_mix_shape,
     shared_prefix_shape,
@@ -43,6 +44,24 @@ def test_standard_sweep_skips_shapes_over_40_gb():
     assert len(shapes) == 42  # 45 minus 327600 x 128 at every head count
     assert all(s.bytes_read <= 40e9 for s in shapes)
     assert {s.label for s in special_shapes(12)} >= {"ragged", "prefix-boundary"}
+
+
+def test_gqa_special_shapes_are_ragged_batches_of_each_model():
+    shapes = gqa_special_shapes(("llama3-8b", "gpt-oss"), qlen=2)
+    assert [s.label for s in shapes] == ["ragged qlen 2", "1x131072+47 short qlen 2"] * 2
+    one_long = shapes[1]
+    assert one_long.kind == "gqa" and one_long.batch == 48 and one_long.qlen == 2
+    assert max(one_long.lengths) == 131072 and sorted(one_long.lengths)[-2] == 4096
+    assert one_long.bytes_read == (48 * 2 * 32 * 128 + sum(one_long.lengths) * 2 * 8 * 128) * 2
+    assert shapes[3].sinks and shapes[3].head_dim == 64
+    _, make_shapes, merge_time = ABLATIONS["gqa_schedule"]
+    assert merge_time and {s.kind for s in make_shapes()} == {"gqa"}
+
+
+def test_the_cli_offers_every_ablation():
+    from splitkv.cli import ABLATION_CHOICES
+
+    assert sorted(ABLATION_CHOICES) == sorted(ABLATIONS)
 
 
 def test_ablations_cover_the_issue_shapes():

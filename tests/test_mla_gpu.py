@@ -36,6 +36,19 @@ def test_ragged_batch(qlen):
     check(case)
 
 
+@pytest.mark.parametrize("merge_num_warps", [1, 2, 8])
+@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
+def test_merge_warps(schedule, merge_num_warps):
+    # The merge's tiles laid over fewer or more warps: the long request's rows fold 200+
+    # partials (balanced) or the plan's splits (uniform) in [BLOCK_S, BLOCK_D] tiles.
+    case = random_mla_case(RAGGED, 12, dtype=torch.bfloat16, device="cuda")
+    columns = case.page_table.shape[1]
+    plan = splitkv.plan_decode(len(RAGGED), columns * 64, 12, page_size=64, dtype=torch.bfloat16,
+                               device="cuda", seq_lens=RAGGED, schedule=schedule,
+                               merge_num_warps=merge_num_warps)  # fmt: skip
+    check(case, plan=plan)
+
+
 def test_prefix_boundary_batch_with_shared_pages():
     case = random_mla_case(
         PREFIX_BOUNDARY, 12, dtype=torch.bfloat16, device="cuda", shared_prefix=SHARED_PREFIX

@@ -182,6 +182,8 @@ def test_explicit_knobs_and_frozen_plan():
         ({"grid_order": "row_major"}, "grid_order", ValueError),
         ({"merge_block_s": 3}, "merge_block_s", ValueError),
         ({"merge_d_split": 3}, "merge_d_split", ValueError),
+        ({"merge_num_warps": 3}, "merge_num_warps", ValueError),
+        ({"merge_num_warps": 16}, "merge_num_warps", ValueError),
         ({"page_size": 48}, "page_size", ValueError),
         ({"page_size": 512}, "page_size", ValueError),
         ({"qlen": 9}, "qlen", ValueError),

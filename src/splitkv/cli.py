@@ -81,6 +81,12 @@ def _kind_knobs(args: argparse.Namespace) -> dict:
     return {"kind": "gqa", "num_kv_heads": kv_heads, "head_dim": args.head_dim}
 
 
+# `splitkv.bench.ablations` by name (imported only when a bench runs).
+ABLATION_CHOICES = (
+    "grid_order", "merge", "merge_tile", "pipeline", "schedule", "gqa_schedule", "wide_tile",
+)  # fmt: skip
+
+
 def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     from splitkv.bench import shapes
 
@@ -115,7 +121,7 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--special",
         action="store_true",
         help="BENCH.md's ragged, prefix-boundary, one-long and shared-prefix batches, and "
-        "issue 5's mix of 6 prefix groups",
+        "issue 5's mix of 6 prefix groups; with --kind gqa a ragged and a one-long batch per model",
     )
     parser.add_argument(
         "--splits",
@@ -130,6 +136,7 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         "num_stages",
         "merge_block_s",
         "merge_d_split",
+        "merge_num_warps",
         "latent_chains",
     ):
         parser.add_argument("--" + knob.replace("_", "-"), type=int, default=None)
@@ -152,7 +159,7 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
     parser.add_argument(
         "--ablation",
-        choices=["grid_order", "merge", "pipeline", "schedule", "wide_tile"],
+        choices=ABLATION_CHOICES,
         default=None,
         help="one of the seed's levers on and off over issue 3's ablation shapes",
     )
@@ -178,10 +185,19 @@ def _bench(args: argparse.Namespace) -> int:
         todo = [
             s
             for s in make_shapes()
-            if s.heads in args.heads
+            if (s.model in args.models if s.kind == "gqa" else s.heads in args.heads)
             and (not args.context or s.context in args.context)
             and (not args.batch or s.batch in args.batch)
         ]
+    elif args.special and args.kind == "gqa":
+        todo = [
+            shape
+            for qlen in args.qlen
+            for shape in shapes.gqa_special_shapes(
+                args.models, args.dtype, qlen, *(args.page_size or [16])[:1]
+            )
+        ]
+        trials = _trials(args)
     elif args.special:
         todo = [
             shape
@@ -253,6 +269,7 @@ def _trials(args: argparse.Namespace) -> list:
             "num_stages",
             "merge_block_s",
             "merge_d_split",
+            "merge_num_warps",
             "grid_order",
             "page_prefetch",
             "latent_chains",

@@ -134,6 +134,7 @@ def plan_decode(
     grid_order: GridOrder | None = None,
     merge_block_s: int | None = None,
     merge_d_split: int | None = None,
+    merge_num_warps: int = 4,
     block_n: int | None = None,
     num_warps: int | None = None,
     num_stages: int | None = None,
@@ -171,6 +172,7 @@ def plan_decode(
         kind: "mla" (absorbed latent attention) or "gqa" (GQA, MHA, MQA).
         num_splits, grid_order, merge_block_s, merge_d_split, block_n, num_warps, num_stages:
             override the heuristic's choice (ablations, tuning).
+        merge_num_warps: warps per merge program (1, 2, 4 or 8; an ablation knob).
         page_prefetch: load the next key block's page ids one iteration ahead, so the KV
             blocks can be double-buffered; default: where the device's tunables measured a gain
             (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`).
@@ -389,6 +391,8 @@ def plan_decode(
         # The interpreter runs one program at a time, so there fewer, wider programs win.
         merge_d_split = 1 if interpreted else default_merge_d_split(head_dim_v)
     check_int("merge_d_split", merge_d_split, 1, head_dim_v)
+    check_int("merge_num_warps", merge_num_warps, 1, 8)
+    check_pow2("merge_num_warps", merge_num_warps)
     if head_dim_v % merge_d_split:
         raise ValueError(
             f"merge_d_split: expected a divisor of head_dim_v={head_dim_v}, got {merge_d_split}"
@@ -433,7 +437,7 @@ def plan_decode(
         dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,
-        merge_num_warps=4,
+        merge_num_warps=merge_num_warps,
         workspace=workspace,
     )
 

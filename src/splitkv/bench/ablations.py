@@ -3,7 +3,14 @@ order, the blocked merge, and latency hiding in the split loop."""
 
 from __future__ import annotations
 
-from splitkv.bench.shapes import BenchShape, prefix_mix_shape, shared_prefix_shape, special_shapes
+from splitkv.bench.shapes import (
+    BenchShape,
+    gqa_shapes,
+    gqa_special_shapes,
+    prefix_mix_shape,
+    shared_prefix_shape,
+    special_shapes,
+)
 from splitkv.bench.sweep import Trial
 
 HEADS = (12, 16)
@@ -26,6 +33,23 @@ def schedule_shapes() -> list[BenchShape]:
     mtp = [s for q in (2, 4) for s in special_shapes(12, qlen=q) if s.label.startswith("1x")]
     uniform = [BenchShape(12, ctx, bs) for ctx in CONTEXTS for bs in (1, 8, 48)]
     return ragged + mtp + uniform
+
+
+def gqa_schedule_shapes() -> list[BenchShape]:
+    """GQA ragged batches (a grouped model, and gpt-oss with sinks at head dim 64) beside
+    uniform batches that the planner keeps on uniform splits."""
+    models = ("llama3-8b", "gpt-oss")
+    ragged = [s for q in (1, 2) for s in gqa_special_shapes(models, qlen=q)]
+    return ragged + gqa_shapes(models, (32768,), (1, 8))
+
+
+def merge_tile_shapes() -> list[BenchShape]:
+    """Where the merge is a large share of the call: ragged batches (balanced: most rows fold
+    one or two partials), short uniform contexts and batch 1 (uniform: 16-256 partials)."""
+    ragged = [s for s in special_shapes(12) if s.label in ("ragged", "1x327600+47 short")]
+    mtp = [s for q in (2, 4) for s in special_shapes(12, qlen=q) if s.label.startswith("1x")]
+    uniform = [BenchShape(12, 8192, bs) for bs in (1, 8, 48, 128)]
+    return ragged + mtp + uniform + [BenchShape(12, ctx, 1) for ctx in CONTEXTS]
 
 
 _PREFETCH = {"page_prefetch": True}
@@ -127,6 +151,28 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             Trial("balanced, two chains, TMA, block_n 64", _BALANCED_TMA),
         ],
         schedule_shapes,
+        True,
+    ),
+    "merge_tile": (  # the merge's programs: warps each, programs per row
+        [
+            Trial("default plan", {}),
+            Trial("merge 1 warp", {"merge_num_warps": 1}),
+            Trial("merge 2 warps", {"merge_num_warps": 2}),
+            Trial("merge 8 warps", {"merge_num_warps": 8}),
+            Trial("merge 4 programs per row", {"merge_d_split": 4}),
+            Trial("merge 4 programs per row, 2 warps", {"merge_d_split": 4, "merge_num_warps": 2}),
+        ],
+        merge_tile_shapes,
+        True,
+    ),
+    "gqa_schedule": (  # GQA's balanced grid: one wave of programs, or of launched pieces
+        [
+            Trial("default plan (auto)", {}),
+            Trial("uniform splits", {"schedule": "uniform"}),
+            Trial("balanced, 1 launched wave", {"schedule": "balanced", "launched_waves": 1}),
+            Trial("balanced, 2 launched waves", {"schedule": "balanced", "launched_waves": 2}),
+        ],
+        gqa_schedule_shapes,
         True,
     ),
 }

@@ -170,6 +170,41 @@ GQA_CONTEXTS = (4096, 32768, 131072)
 GQA_BATCHES = (1, 8, 32, 128, 256)
 
 
+# Issue 5's ragged batches at GQA's contexts: the MLA batches with the longest requests at
+# the GQA sweep's longest context.
+GQA_RAGGED = (1, 63, 64, 65, 4096, 4097, 32768, 131072)
+GQA_ONE_LONG = (131072, *(1 + (4095 * i) // 46 for i in range(47)))
+
+
+def gqa_special_shapes(
+    models=tuple(GQA_MODELS), dtype: str = "bf16", qlen: int = 1, page_size: int = 16
+) -> list[BenchShape]:
+    """The ragged and one-long batches for each GQA model (labelled "... qlen N" for MTP)."""
+    mtp = "" if qlen == 1 else f" qlen {qlen}"
+    shapes = []
+    for model in models:
+        q_heads, kv_heads, head_dim, sinks = GQA_MODELS[model]
+        for lengths, name in ((GQA_RAGGED, "ragged"), (GQA_ONE_LONG, "1x131072+47 short")):
+            shapes.append(
+                BenchShape(
+                    q_heads,
+                    max(lengths),
+                    len(lengths),
+                    qlen,
+                    page_size,
+                    dtype,
+                    seq_lens=lengths,
+                    label=name + mtp,
+                    kind="gqa",
+                    kv_heads=kv_heads,
+                    head_dim=head_dim,
+                    sinks=sinks,
+                    model=model,
+                )
+            )
+    return shapes
+
+
 def gqa_shapes(
     models=tuple(GQA_MODELS),
     contexts=GQA_CONTEXTS,
