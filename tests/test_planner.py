@@ -141,6 +141,24 @@ def test_split_major_only_where_splits_align_with_l2_domains():
     assert unaligned.grid_order == "batch_major"
 
 
+@pytest.mark.parametrize(
+    "knobs,warps",
+    [
+        ({"num_splits": 2}, 1),  # [2, 64] tiles
+        ({"num_splits": 16}, 1),  # [16, 64]
+        ({"num_splits": 32}, 2),
+        ({"num_splits": 128}, 4),  # [128, 64]: 64 elements per thread
+        ({"num_splits": 256}, 4),
+        ({"num_programs": 216}, 1),  # balanced: most rows fold one [8, 64] tile
+        ({"num_splits": 256, "merge_num_warps": 8}, 8),
+    ],
+)
+def test_merge_warps_follow_the_tile(knobs, warps):
+    plan = splitkv.plan_decode(8, 65536, 12, device="meta", device_spec=DeviceSpec.preset("h200"),
+                               **knobs)  # fmt: skip
+    assert plan.merge_num_warps == warps
+
+
 def test_merge_d_split_backs_off():
     assert default_merge_d_split(512) == 8
     assert default_merge_d_split(64) == 4  # 8 slices would be 8 columns

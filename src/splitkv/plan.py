@@ -15,6 +15,7 @@ import torch
 
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
+from splitkv.kernels.merge import SMALL_S
 from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.schedule import pick_schedule
 
@@ -29,6 +30,7 @@ GQA_HEAD_DIM = 128  # Llama, Qwen
 MIN_DOT = 16  # tl.dot needs every dimension >= 16
 DEFAULT_D_SPLIT = 8  # merge programs per row (seed 000)
 MIN_MERGE_COLUMNS = 16  # a merge slice narrower than this wastes its loads
+MERGE_WARP_ELEMENTS = 1024  # merge tile elements per warp (32 per thread), up to 4 warps
 GridOrder = Literal["split_major", "batch_major"]
 GRID_ORDERS = ("split_major", "batch_major")
 SCHEDULES = ("uniform", "balanced")
@@ -134,7 +136,7 @@ def plan_decode(
     grid_order: GridOrder | None = None,
     merge_block_s: int | None = None,
     merge_d_split: int | None = None,
-    merge_num_warps: int = 4,
+    merge_num_warps: int | None = None,
     block_n: int | None = None,
     num_warps: int | None = None,
     num_stages: int | None = None,
@@ -172,7 +174,8 @@ def plan_decode(
         kind: "mla" (absorbed latent attention) or "gqa" (GQA, MHA, MQA).
         num_splits, grid_order, merge_block_s, merge_d_split, block_n, num_warps, num_stages:
             override the heuristic's choice (ablations, tuning).
-        merge_num_warps: warps per merge program (1, 2, 4 or 8; an ablation knob).
+        merge_num_warps: warps per merge program (1, 2, 4 or 8); default: one per 1,024
+            elements of the tile most rows fold, 1 to 4 (`default_merge_num_warps`).
         page_prefetch: load the next key block's page ids one iteration ahead, so the KV
             blocks can be double-buffered; default: where the device's tunables measured a gain
             (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`).
@@ -391,6 +394,10 @@ def plan_decode(
         # The interpreter runs one program at a time, so there fewer, wider programs win.
         merge_d_split = 1 if interpreted else default_merge_d_split(head_dim_v)
     check_int("merge_d_split", merge_d_split, 1, head_dim_v)
+    if merge_num_warps is None:
+        merge_num_warps = default_merge_num_warps(
+            merge_block_s, _next_pow2(head_dim_v // merge_d_split), balanced
+        )
     check_int("merge_num_warps", merge_num_warps, 1, 8)
     check_pow2("merge_num_warps", merge_num_warps)
     if head_dim_v % merge_d_split:
@@ -524,6 +531,20 @@ def default_merge_d_split(head_dim_v: int) -> int:
     while d_split > 1 and (head_dim_v % d_split or head_dim_v // d_split < MIN_MERGE_COLUMNS):
         d_split //= 2
     return d_split
+
+
+def default_merge_num_warps(merge_block_s: int, block_d: int, balanced: bool) -> int:
+    """Warps per merge program: one per MERGE_WARP_ELEMENTS of the [partials, columns] tile
+    most rows fold, from 1 to 4. A balanced row mostly folds one small tile (kernels/merge.py
+    SMALL_S rows). H200 (`--ablation merge_tile`, docs/perf.md v0.2.5), 12 heads, 64-column
+    slices, against 4 warps: 1 warp 3-5% faster on ragged batches (1 x 327,600 + 47 short
+    152.4 -> 144.5 us, its qlen 4 402.3 -> 380.6) and at 2 and 16 splits (8k x 128 298.8 ->
+    294.0, 8k x 48 136.3 -> 131.7); at 32 splits 2 warps best (8k x 8 31.1 -> 29.4); at 128
+    and 256 splits fewer warps lose (68k x 1 31.5 -> 35.1 with 2, 53.9 with 1) and 8 gain
+    nothing (32.4)."""
+    rows = min(merge_block_s, SMALL_S.value) if balanced else merge_block_s
+    warps = _next_pow2(-(-rows * block_d // MERGE_WARP_ELEMENTS))
+    return max(1, min(4, warps))
 
 
 def _host_lengths(seq_lens, batch_size: int, max_seq_len: int) -> list[int]:

@@ -156,6 +156,7 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
     "merge_tile": (  # the merge's programs: warps each, programs per row
         [
             Trial("default plan", {}),
+            Trial("merge 4 warps (v0.2.4's)", {"merge_num_warps": 4}),
             Trial("merge 1 warp", {"merge_num_warps": 1}),
             Trial("merge 2 warps", {"merge_num_warps": 2}),
             Trial("merge 8 warps", {"merge_num_warps": 8}),
