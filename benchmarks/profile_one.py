@@ -69,6 +69,9 @@ def main() -> None:
     parser.add_argument("--block-n", type=int, default=None)
     parser.add_argument("--num-stages", type=int, default=None)
     parser.add_argument("--page-prefetch", action=argparse.BooleanOptionalAction, default=None)
+    parser.add_argument("--kv-tma", action=argparse.BooleanOptionalAction, default=None)
+    parser.add_argument("--program-loop", action=argparse.BooleanOptionalAction, default=None,
+                        help="balanced MLA: one program per schedule program")  # fmt: skip
     parser.add_argument("--grid-order", nargs="+", default=["split_major"])
     parser.add_argument("--calls", type=int, default=2)
     args = parser.parse_args()
@@ -89,6 +92,8 @@ def main() -> None:
             device="cuda", num_splits=args.splits, grid_order=order, schedule=args.schedule,
             seq_lens=lengths, block_n=args.block_n, num_stages=args.num_stages,
             page_prefetch=args.page_prefetch, **plan_shape,
+            **{k: v for k, v in (("kv_tma", args.kv_tma), ("program_loop", args.program_loop))
+               if v is not None},
         )  # fmt: skip
         for _ in range(args.calls):
             out, lse = run_once(case, plan, args.kind)

@@ -86,6 +86,15 @@ def main() -> None:
         out, lse = splitkv.mla_decode(*case.args, plan=whole, validate=True)
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
         splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=whole)
+        # One program per schedule program walking its pieces (program_loop), with TMA too.
+        for tma in (False, True):
+            walk = splitkv.plan_decode(
+                len(lengths), 4160, 12, device=dev, schedule="balanced", num_programs=programs,
+                program_loop=True, kv_tma=tma, latent_chains=2,
+            )  # fmt: skip
+            out, lse = splitkv.mla_decode(*case.args, plan=walk, validate=True)
+            check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+            splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=walk)
     # Key blocks by bulk tensor copies (kv_tma): tails, an empty request, corrupt inputs.
     for knobs in (
         {},

@@ -32,11 +32,14 @@ def run_and_check(case, plan):
     return out, lse
 
 
+@pytest.mark.parametrize("program_loop", [False, True])
 @pytest.mark.parametrize("num_programs", [1, 2, 5, 13, 64])
-def test_ragged_batch_any_program_count(num_programs, dtype, device):
+def test_ragged_batch_any_program_count(num_programs, program_loop, dtype, device):
     # 1 program: everything in one piece chain; 64: more programs than key blocks (idle ones).
+    # program_loop: one program per schedule program walks its pieces (same slots).
     case = random_mla_case(RAGGED, 4, page_size=16, dtype=dtype, device=device)
-    plan = balanced_plan(RAGGED, 4, num_programs, dtype=dtype, device=device)
+    plan = balanced_plan(RAGGED, 4, num_programs, dtype=dtype, device=device,
+                         program_loop=program_loop)  # fmt: skip
     # Stale NaN in every slot: the merge may only read slots this call wrote (idle programs
     # mark theirs with lse -inf).
     plan.workspace.partial_o.fill_(float("nan"))
@@ -47,10 +50,12 @@ def test_ragged_batch_any_program_count(num_programs, dtype, device):
     run_and_check(case, plan)
 
 
-def test_stage_one_records_each_requests_program_range(dtype, device):
+@pytest.mark.parametrize("program_loop", [False, True])
+def test_stage_one_records_each_requests_program_range(program_loop, dtype, device):
     num_programs = 5
     case = random_mla_case(RAGGED, 2, page_size=16, dtype=dtype, device=device)
-    plan = balanced_plan(RAGGED, 2, num_programs, dtype=dtype, device=device, block_n=16)
+    plan = balanced_plan(RAGGED, 2, num_programs, dtype=dtype, device=device, block_n=16,
+                         program_loop=program_loop)  # fmt: skip
     plan.workspace.piece_ranges.fill_(-1)
     splitkv.mla_decode(*case.args, plan=plan)
     blocks = [-(-n // 16) for n in RAGGED]
@@ -66,11 +71,14 @@ def test_stage_one_records_each_requests_program_range(dtype, device):
             assert got == [-1, -1], request  # no pieces: nothing written
 
 
+@pytest.mark.parametrize("program_loop", [False, True])
 @pytest.mark.parametrize("qlen", [2, 4])
-def test_mtp_rows(qlen, dtype, device):
+def test_mtp_rows(qlen, program_loop, dtype, device):
     lengths = [max(n, qlen) if n else 0 for n in RAGGED]
     case = random_mla_case(lengths, 3, qlen=qlen, page_size=16, dtype=dtype, device=device)
-    run_and_check(case, balanced_plan(lengths, 3, 6, qlen=qlen, dtype=dtype, device=device))
+    plan = balanced_plan(lengths, 3, 6, qlen=qlen, dtype=dtype, device=device,
+                         program_loop=program_loop)  # fmt: skip
+    run_and_check(case, plan)
 
 
 @pytest.mark.parametrize("page_size,block_n", [(1, 16), (4, 32), (64, 16), (256, 32)])

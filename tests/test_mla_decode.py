@@ -351,6 +351,7 @@ def test_tma_key_blocks_match_the_reference(lengths, heads, qlen, page_size, kno
         {"kv_tma": True},
         {"kv_tma": True, "page_prefetch": True},
         {"kv_tma": True, "write_whole": True},  # whole requests written by stage 1
+        {"kv_tma": True, "program_loop": True},  # one program walks its pieces
     ],
 )
 def test_balanced_pieces_by_bulk_copies(knobs, dtype, device):

@@ -36,6 +36,21 @@ def test_ragged_batch(qlen):
     check(case)
 
 
+@pytest.mark.parametrize("qlen", [1, 2, 4])
+@pytest.mark.parametrize("num_programs", [None, 7, 1000])
+def test_ragged_batch_program_loop(qlen, num_programs):
+    # One program per schedule program, walking its pieces (one wave by default; 1,000
+    # programs: more than the batch's blocks at qlen 1, so empty programs mark their slots).
+    lengths = [max(n, qlen) for n in RAGGED]
+    case = random_mla_case(lengths, 12, qlen=qlen, dtype=torch.bfloat16, device="cuda")
+    columns = case.page_table.shape[1]
+    plan = splitkv.plan_decode(len(lengths), columns * 64, 12, qlen=qlen, page_size=64,
+                               dtype=torch.bfloat16, device="cuda", seq_lens=lengths,
+                               schedule="balanced", num_programs=num_programs,
+                               program_loop=True)  # fmt: skip
+    check(case, plan=plan)
+
+
 @pytest.mark.parametrize("merge_num_warps", [1, 2, 8])
 @pytest.mark.parametrize("schedule", ["uniform", "balanced"])
 def test_merge_warps(schedule, merge_num_warps):
@@ -91,6 +106,7 @@ def test_pool_past_2_31_elements(page_size):
         (2, {}),
         (1, {"kv_tma": True}),  # tensor descriptors captured as kernel arguments
         (1, {"kv_tma": True, "schedule": "balanced", "latent_chains": 2}),  # rebalanced
+        (2, {"schedule": "balanced", "program_loop": True}),
     ],
 )
 def test_cuda_graph_capture_once_replay_many(qlen, knobs):

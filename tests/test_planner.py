@@ -149,14 +149,41 @@ def test_split_major_only_where_splits_align_with_l2_domains():
         ({"num_splits": 32}, 2),
         ({"num_splits": 128}, 4),  # [128, 64]: 64 elements per thread
         ({"num_splits": 256}, 4),
-        ({"num_programs": 216}, 1),  # balanced: most rows fold one [8, 64] tile
+        ({"num_programs": 216}, 2),  # balanced: 27 partials a row on average at batch 8
+        ({"num_programs": 216, "seq_lens": [65536] + [64] * 47, "batch": 48}, 1),
         ({"num_splits": 256, "merge_num_warps": 8}, 8),
     ],
 )
 def test_merge_warps_follow_the_tile(knobs, warps):
-    plan = splitkv.plan_decode(8, 65536, 12, device="meta", device_spec=DeviceSpec.preset("h200"),
-                               **knobs)  # fmt: skip
+    knobs = dict(knobs)
+    batch = knobs.pop("batch", 8)
+    plan = splitkv.plan_decode(batch, 65536, 12, device="meta",
+                               device_spec=DeviceSpec.preset("h200"), **knobs)  # fmt: skip
     assert plan.merge_num_warps == warps
+
+
+def test_program_loop_plans():
+    h200 = DeviceSpec.preset("h200")
+    plan = functools.partial(splitkv.plan_decode, 48, 8192, 12, device="meta", device_spec=h200)
+    # One program per schedule program: the default grid is one wave of programs (two 16-row
+    # programs per SM), not one wave of launched pieces (num_programs + batch).
+    assert plan(schedule="balanced", program_loop=True).num_programs == 264
+    assert plan(schedule="balanced").num_programs == 264 - 48
+    # Default: on for the 32- and 64-row tiles (qlen 2 and 4 at 12 heads), off for 16 rows.
+    assert not plan(schedule="balanced").program_loop
+    assert plan(schedule="balanced", qlen=2).program_loop
+    assert plan(schedule="balanced", qlen=4).program_loop
+    assert not plan(schedule="balanced", qlen=4, write_whole=True).program_loop
+    assert not plan(qlen=4).program_loop  # uniform splits
+    for knobs, error in (
+        ({"program_loop": True}, ValueError),  # uniform splits have no pieces
+        ({"schedule": "balanced", "program_loop": True, "write_whole": True}, ValueError),
+        ({"schedule": "balanced", "program_loop": 1}, TypeError),
+        ({"schedule": "balanced", "program_loop": True, "kind": "gqa", "num_kv_heads": 2,
+          "head_dim": 128}, ValueError),
+    ):  # fmt: skip
+        with pytest.raises(error, match=r"^program_loop: "):
+            plan(**knobs)
 
 
 def test_merge_d_split_backs_off():
@@ -338,8 +365,11 @@ def test_h200_balanced_grid_launches_whole_waves():
     assert plan([1, 63, 64, 65, 4096, 4097, 65536, 327600]).num_programs == 256
     short = [327600, *range(1, 4096, 88)][:48]
     assert plan(short).num_programs == 216
-    # The 64-row tile (qlen 4 x 12 heads) runs one per SM: two launched waves of 132.
-    assert plan(short, qlen=4).num_programs == 216
+    # The 64-row tile (qlen 4 x 12 heads) runs one per SM: two launched waves of 132 when
+    # each piece is a program; one wave when each program walks its pieces (its default).
+    assert plan(short, qlen=4, program_loop=False).num_programs == 216
+    walk = plan(short, qlen=4)
+    assert walk.program_loop and walk.num_programs == 132
     # A batch of a wave or more still gets at least half a wave of programs.
     assert plan([4096] * 300).num_programs == 2 * 264 - 300
     assert plan([4096] * 200).num_programs == 2 * 264 - 200
@@ -427,14 +457,15 @@ def test_programs_per_sm_follow_the_tile():
     # balanced schedule at qlen 2 measured 307 us with 264 programs vs 435 us with 132).
     assert num_partitions(8, 327600, 24, H200, is_mla=True) == 32  # as for 12 rows
     mtp = splitkv.plan_decode(48, 327600, 12, qlen=2, device="meta", device_spec=H200,
-                              schedule="balanced")  # fmt: skip
+                              schedule="balanced", program_loop=False)  # fmt: skip
     assert (mtp.block_h, mtp.num_programs) == (32, 264 - 48)  # one launched wave
     # One 64-row program per SM, and two launched waves of them for the balanced schedule
     # (qlen 4: 434.7 us, beside 508.9 for one launched wave, v0.2.3).
-    wide = splitkv.plan_decode(8, 327600, 128, device="meta", device_spec=H200, schedule="balanced")
+    wide = splitkv.plan_decode(8, 327600, 128, device="meta", device_spec=H200, schedule="balanced",
+                               program_loop=False)  # fmt: skip
     assert (wide.num_head_blocks, wide.num_programs) == (2, 2 * 66 - 8)
     mtp4 = splitkv.plan_decode(48, 327600, 12, qlen=4, device="meta", device_spec=H200,
-                               schedule="balanced")  # fmt: skip
+                               schedule="balanced", program_loop=False)  # fmt: skip
     assert (mtp4.block_h, mtp4.num_programs) == (64, 2 * 132 - 48)
     given = splitkv.plan_decode(48, 327600, 12, qlen=4, device="meta", device_spec=H200,
                                 num_programs=132)  # fmt: skip

@@ -24,7 +24,11 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
+from splitkv.kernels.mla_split import (
+    mla_balanced_kernel,
+    mla_balanced_program_kernel,
+    mla_split_kernel,
+)
 
 POINTERS = ("q_ptr", "kv_ptr", "page_table_ptr", "seq_lens_ptr", "partial_o_ptr", "partial_lse_ptr")
 SCALARS = (
@@ -47,7 +51,7 @@ STANDARD = [  # (block_h, block_n, warps, stages, prefetch)
 
 def compile_split(
     block_h, block_n, warps, stages, prefetch, page_size=64, heads=16, arch=90, maxnreg=None,
-    balanced_batch=0, latent_chains=1, kv_tma=False, write_whole=False,
+    balanced_batch=0, latent_chains=1, kv_tma=False, write_whole=False, program_loop=False,
 ):  # fmt: skip
     dtypes = {
         "q_ptr": "*bf16", "kv_ptr": "*bf16", "page_table_ptr": "*i32", "seq_lens_ptr": "*i32",
@@ -68,10 +72,11 @@ def compile_split(
         constants["KV_TMA"] = True
     kernel = mla_split_kernel
     if balanced_batch:  # the balanced schedule's stage 1 (`num_programs` in place of splits)
-        kernel = mla_balanced_kernel
+        kernel = mla_balanced_program_kernel if program_loop else mla_balanced_kernel
         signature = {("num_programs" if k == "num_splits" else k): v for k, v in signature.items()}
         del constants["SPLIT_MAJOR"]
         constants["BLOCK_B"] = 1 << (balanced_batch - 1).bit_length()
+        signature["piece_ranges_ptr"] = "*i32"
         if write_whole:  # whole-request pieces write the output and lse themselves
             signature.update({"out_ptr": "*bf16", "lse_ptr": "*fp32"})
             signature.update({f"stride_{t}_{d}": "i32" for t in ("out", "lse")
@@ -121,6 +126,9 @@ def main() -> None:
     parser.add_argument("--latent-chains", type=int, default=1, help="score-dot chains: 1 or 2")
     parser.add_argument("--kv-tma", action="store_true", help="key blocks by bulk copies")
     parser.add_argument("--write-whole", action="store_true", help="balanced: whole requests")
+    parser.add_argument(
+        "--program-loop", action="store_true", help="balanced: one program per schedule program"
+    )
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -132,6 +140,7 @@ def main() -> None:
             *config, page_size=args.page_size, heads=args.heads, arch=args.arch,
             maxnreg=args.maxnreg, balanced_batch=args.balanced_batch,
             latent_chains=args.latent_chains, kv_tma=args.kv_tma, write_whole=args.write_whole,
+            program_loop=args.program_loop,
         )  # fmt: skip
         names = ("block_h", "block_n", "warps", "stages", "prefetch")
         row = {**dict(zip(names, config, strict=True)), **report(kernel)}

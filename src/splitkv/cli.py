@@ -152,6 +152,10 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
             "balanced MLA: whole-request pieces write the output, the merge skips them",
         ),
         (
+            "--program-loop",
+            "balanced MLA: one stage-1 program per schedule program, walking its pieces",
+        ),
+        (
             "--dependent-launch",
             "launch the merge as a programmatic dependent of stage 1 (default: where supported)",
         ),
@@ -275,6 +279,7 @@ def _trials(args: argparse.Namespace) -> list:
             "latent_chains",
             "kv_tma",
             "write_whole",
+            "program_loop",
             "dependent_launch",
             "schedule",
             "num_programs",

@@ -10,7 +10,11 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from splitkv.checks import MlaCall, check_mla_call, validate_decode_data
 from splitkv.kernels.merge import merge_splits_kernel
-from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
+from splitkv.kernels.mla_split import (
+    mla_balanced_kernel,
+    mla_balanced_program_kernel,
+    mla_split_kernel,
+)
 from splitkv.plan import (
     MAX_HEADS,
     MAX_QLEN,
@@ -167,6 +171,8 @@ def _launch(
         # a whole request writes its rows' output itself and the merge skips them.
         slots = plan.num_programs + call.batch
         kernel, grid = mla_balanced_kernel, slots * plan.num_head_blocks
+        if plan.program_loop:  # one program per schedule program, walking its pieces
+            kernel, grid = mla_balanced_program_kernel, plan.num_programs * plan.num_head_blocks
         schedule_args = (plan.num_programs,)
         schedule_consts = {"BLOCK_B": plan.block_b, "piece_ranges_ptr": ws.piece_ranges}
         if plan.write_whole:

@@ -69,7 +69,8 @@ class DecodePlan:
     tensor copies (TMA) instead of per-thread loads.
     `schedule` "balanced" replaces the splits by `num_programs` programs per head block that
     share the batch's key blocks evenly (ragged batches; `block_b` is the batch bound the
-    kernels scan); "uniform" splits every request into `num_splits`.
+    kernels scan; `program_loop` launches one program per schedule program instead of one per
+    piece); "uniform" splits every request into `num_splits`.
     Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row;
     `dependent_launch` starts it as a programmatic dependent of stage 1.
     """
@@ -100,6 +101,7 @@ class DecodePlan:
     latent_chains: int
     kv_tma: bool
     write_whole: bool
+    program_loop: bool
     dependent_launch: bool
     merge_block_s: int
     merge_d_split: int
@@ -144,6 +146,7 @@ def plan_decode(
     latent_chains: int | None = None,
     kv_tma: bool | None = None,
     write_whole: bool = False,
+    program_loop: bool | None = None,
     dependent_launch: bool | None = None,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
     head_dim_v: int = MLA_HEAD_DIM_V,
@@ -197,6 +200,11 @@ def plan_decode(
             requests of a ragged batch) writes the final output and lse itself, and the merge
             skips that request; an ablation (`--ablation schedule`), default off (the epilogue
             raises the kernel to 255 registers on sm_90).
+        program_loop: MLA, balanced schedule: launch one stage-1 program per schedule program,
+            walking its pieces (every program then streams the same number of key blocks),
+            instead of one per piece; the default grid is then one wave of programs. Default:
+            on for tiles of 32 and 64 rows (MTP), 3-13% faster on the H200's ragged batches
+            there, off for 16-row tiles (19-33% slower at qlen 1; docs/perf.md v0.2.5).
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).
@@ -293,7 +301,16 @@ def plan_decode(
                 spec.tunables.balanced_cost,
             )
     balanced = schedule == "balanced"
-    if default_grid and balanced:
+    if program_loop is None:
+        program_loop = balanced and kind == "mla" and block_h > MIN_DOT and not write_whole
+    if not isinstance(program_loop, bool):
+        raise TypeError(f"program_loop: expected a bool, got {type(program_loop).__name__}")
+    if program_loop and (not balanced or kind != "mla" or write_whole):
+        raise ValueError(
+            "program_loop: expected the MLA balanced schedule without write_whole, got "
+            f"kind={kind!r}, schedule={schedule!r}, write_whole={write_whole}"
+        )
+    if default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
     short_tile = block_h <= MIN_DOT
     split_keys = -(-max_seq_len // num_splits)  # keys per split of the longest request
@@ -395,9 +412,12 @@ def plan_decode(
         merge_d_split = 1 if interpreted else default_merge_d_split(head_dim_v)
     check_int("merge_d_split", merge_d_split, 1, head_dim_v)
     if merge_num_warps is None:
-        merge_num_warps = default_merge_num_warps(
-            merge_block_s, _next_pow2(head_dim_v // merge_d_split), balanced
-        )
+        # A balanced request's rows fold num_programs / batch partials on average (most of a
+        # ragged batch's one or two, its long requests' many).
+        partials = merge_block_s
+        if balanced:
+            partials = min(merge_block_s, _next_pow2(-(-num_programs // batch_size)))
+        merge_num_warps = default_merge_num_warps(partials, _next_pow2(head_dim_v // merge_d_split))
     check_int("merge_num_warps", merge_num_warps, 1, 8)
     check_pow2("merge_num_warps", merge_num_warps)
     if head_dim_v % merge_d_split:
@@ -441,6 +461,7 @@ def plan_decode(
         latent_chains=latent_chains,
         kv_tma=kv_tma,
         write_whole=write_whole,
+        program_loop=program_loop,
         dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,
@@ -533,16 +554,16 @@ def default_merge_d_split(head_dim_v: int) -> int:
     return d_split
 
 
-def default_merge_num_warps(merge_block_s: int, block_d: int, balanced: bool) -> int:
+def default_merge_num_warps(partials: int, block_d: int) -> int:
     """Warps per merge program: one per MERGE_WARP_ELEMENTS of the [partials, columns] tile
-    most rows fold, from 1 to 4. A balanced row mostly folds one small tile (kernels/merge.py
-    SMALL_S rows). H200 (`--ablation merge_tile`, docs/perf.md v0.2.5), 12 heads, 64-column
-    slices, against 4 warps: 1 warp 3-5% faster on ragged batches (1 x 327,600 + 47 short
-    152.4 -> 144.5 us, its qlen 4 402.3 -> 380.6) and at 2 and 16 splits (8k x 128 298.8 ->
-    294.0, 8k x 48 136.3 -> 131.7); at 32 splits 2 warps best (8k x 8 31.1 -> 29.4); at 128
-    and 256 splits fewer warps lose (68k x 1 31.5 -> 35.1 with 2, 53.9 with 1) and 8 gain
-    nothing (32.4)."""
-    rows = min(merge_block_s, SMALL_S.value) if balanced else merge_block_s
+    (rows of at most 8 partials fold one [8, columns] tile, kernels/merge.py), from 1 to 4.
+    H200 (`--ablation merge_tile`, docs/perf.md v0.2.5), 12 heads, 64-column slices, against
+    4 warps: 1 warp 3-5% faster on ragged batches (1 x 327,600 + 47 short 152.4 -> 144.5 us,
+    its qlen 4 402.3 -> 380.6; the ragged batch of 8, 32 partials a row on average, 131.9 ->
+    127.2, 2 warps 127.9) and at 2 and 16 splits (8k x 128 298.8 -> 294.0, 8k x 48 136.3 ->
+    131.7); at 32 splits 2 warps best (8k x 8 31.1 -> 29.4); at 128 and 256 splits fewer
+    warps lose (68k x 1 31.5 -> 35.1 with 2, 53.9 with 1) and 8 gain nothing (32.4)."""
+    rows = max(partials, SMALL_S.value)
     warps = _next_pow2(-(-rows * block_d // MERGE_WARP_ELEMENTS))
     return max(1, min(4, warps))
 

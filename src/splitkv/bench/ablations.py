@@ -53,9 +53,12 @@ def merge_tile_shapes() -> list[BenchShape]:
 
 
 _PREFETCH = {"page_prefetch": True}
-_BALANCED = {"schedule": "balanced", "page_prefetch": False}  # the balanced trials' base
+# The balanced trials' base: one program per piece (program_loop off, the default for 16-row
+# tiles; the trial "balanced, program loop" walks pieces).
+_BALANCED = {"schedule": "balanced", "page_prefetch": False, "program_loop": False}
 _BALANCED_TMA = {
     "schedule": "balanced", "latent_chains": 2, "kv_tma": True, "block_n": 64, "num_stages": 2,
+    "program_loop": False,
 }  # fmt: skip
 _NO_PREFETCH = {"page_prefetch": False, "block_n": 64}
 
@@ -144,11 +147,14 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             # Its loop issues the page-id load after the dots (SASS, docs/perf.md): prefetch.
             Trial(
                 "balanced, prefetch, block_n 64",
-                {"schedule": "balanced", "block_n": 64, "num_stages": 2} | _PREFETCH,
+                _BALANCED | {"block_n": 64, "num_stages": 2} | _PREFETCH,
             ),
             # Two chains and bulk copies at every tile (the default for 16-row balanced tiles
             # since v0.2.4; 32- and 64-row tiles lost with them, docs/perf.md session 6).
             Trial("balanced, two chains, TMA, block_n 64", _BALANCED_TMA),
+            # One program per schedule program walking its pieces (the default for 32- and
+            # 64-row tiles since v0.2.5).
+            Trial("balanced, program loop", {"schedule": "balanced", "program_loop": True}),
         ],
         schedule_shapes,
         True,

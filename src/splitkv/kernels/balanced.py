@@ -95,6 +95,26 @@ def piece_of_slot(
 
 
 @triton.jit
+def program_requests(cu_end, blocks, batch, program, num_programs, total, BLOCK_B: tl.constexpr):
+    """The schedule program's block range [lo, hi) and the requests it meets, first to last
+    (last < first when it owns no block), for launching one program per schedule program
+    that walks its pieces; plus the request whose slot an empty program must mark (`batch`
+    when none: an empty program strictly inside a request's program range, kernels above)."""
+    p = program.to(tl.int64)
+    lo = (p * total // num_programs).to(tl.int32)
+    hi = ((p + 1) * total // num_programs).to(tl.int32)
+    b = tl.arange(0, BLOCK_B)
+    in_batch = b < batch
+    first = tl.sum((in_batch & (cu_end <= lo)).to(tl.int32), 0)
+    last = tl.sum((in_batch & (cu_end <= hi - 1)).to(tl.int32), 0)
+    # lo inside request `first`'s blocks (not at its start): that request's range spans the
+    # program, so its slot here is read by the merge and must say "no keys".
+    first_start = pick(cu_end - blocks, first, BLOCK_B)
+    spanned = tl.where((lo == hi) & (first < batch) & (first_start < lo), first, batch)
+    return lo, hi, first, last, spanned
+
+
+@triton.jit
 def record_piece_range(
     piece_ranges_ptr, request, slot, lo, hi, first_block, seq_len, first_key, BLOCK_N: tl.constexpr
 ):
