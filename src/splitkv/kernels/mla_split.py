@@ -1,6 +1,6 @@
 """Stage 1 of MLA decode: each program attends one head block of one request to one key split
-(uniform splits), or to the one piece of the balanced schedule its slot names; the attention
-itself is `mla_attend.py`.
+(uniform splits), or to the one piece of the balanced schedule its slot names, or (the program
+loop) to each piece of one schedule program in turn; the attention itself is `mla_attend.py`.
 
 Partials go to a workspace the merge reads:
     partial_o   [batch, qlen * heads, num_splits, d_v] float32, normalised (acc / l)
@@ -212,48 +212,13 @@ def mla_balanced_kernel(
                 record_piece_range(
                     piece_ranges_ptr, request, slot, lo, hi, first_block, seq_len, 0, BLOCK_N
                 )
-            q_a, q_b, q_pe, rows, row_ok, q_pos = mla_load_queries(
-                q_ptr,
-                request,
-                head_block,
-                stride_q_batch,
-                stride_q_pos,
-                stride_q_head,
-                NUM_HEADS,
-                QLEN,
-                HEAD_DIM_V,
-                HEAD_DIM_PE,
-                BLOCK_DV,
-                BLOCK_DPE,
-                BLOCK_H,
-                LATENT_CHAINS,
-            )
-            m_i, l_i, acc = mla_attend_keys(
-                q_a,
-                q_b,
-                q_pe,
-                kv_ptr,
-                page_table_ptr + request.to(tl.int64) * stride_table_batch,
-                (lo - first_block) * BLOCK_N,
-                tl.minimum((hi - first_block) * BLOCK_N, seq_len),
-                seq_len - QLEN + q_pos,
-                num_pages,
-                stride_kv_page,
-                stride_kv_slot,
-                scale_log2,
-                HEAD_DIM_V,
-                HEAD_DIM_PE,
-                BLOCK_DV,
-                BLOCK_DPE,
-                PAGE_SIZE,
-                BLOCK_H,
-                BLOCK_N,
-                PREFETCH_PAGE,
-                LATENT_CHAINS,
-                latent_desc,
-                rope_desc,
-                KV_TMA,
-            )
+            m_i, l_i, acc, row_ok, q_pos = mla_attend_piece(
+                q_ptr, kv_ptr, page_table_ptr, request, head_block, lo, hi, first_block, seq_len,
+                num_pages, stride_q_batch, stride_q_pos, stride_q_head, stride_kv_page,
+                stride_kv_slot, stride_table_batch, scale_log2, NUM_HEADS, QLEN, HEAD_DIM_V,
+                HEAD_DIM_PE, BLOCK_DV, BLOCK_DPE, PAGE_SIZE, BLOCK_H, BLOCK_N, PREFETCH_PAGE,
+                LATENT_CHAINS, latent_desc, rope_desc, KV_TMA,
+            )  # fmt: skip
             dv = tl.arange(0, BLOCK_DV)
             o, lse2 = normalized_state(m_i, l_i, acc)
             dv_ok = dv < HEAD_DIM_V
@@ -350,48 +315,95 @@ def mla_balanced_program_kernel(
                     piece_ranges_ptr, request, program + request, lo, hi, start, seq_len, 0,
                     BLOCK_N,
                 )  # fmt: skip
-            q_a, q_b, q_pe, _rows, row_ok, q_pos = mla_load_queries(
-                q_ptr,
-                request,
-                head_block,
-                stride_q_batch,
-                stride_q_pos,
-                stride_q_head,
-                NUM_HEADS,
-                QLEN,
-                HEAD_DIM_V,
-                HEAD_DIM_PE,
-                BLOCK_DV,
-                BLOCK_DPE,
-                BLOCK_H,
-                LATENT_CHAINS,
-            )
-            m_i, l_i, acc = mla_attend_keys(
-                q_a,
-                q_b,
-                q_pe,
-                kv_ptr,
-                page_table_ptr + request.to(tl.int64) * stride_table_batch,
-                (lo - start) * BLOCK_N,
-                tl.minimum((hi - start) * BLOCK_N, seq_len),
-                seq_len - QLEN + q_pos,
-                num_pages,
-                stride_kv_page,
-                stride_kv_slot,
-                scale_log2,
-                HEAD_DIM_V,
-                HEAD_DIM_PE,
-                BLOCK_DV,
-                BLOCK_DPE,
-                PAGE_SIZE,
-                BLOCK_H,
-                BLOCK_N,
-                PREFETCH_PAGE,
-                LATENT_CHAINS,
-                latent_desc,
-                rope_desc,
-                KV_TMA,
-            )
+            m_i, l_i, acc, row_ok, _ = mla_attend_piece(
+                q_ptr, kv_ptr, page_table_ptr, request, head_block, lo, hi, start, seq_len,
+                num_pages, stride_q_batch, stride_q_pos, stride_q_head, stride_kv_page,
+                stride_kv_slot, stride_table_batch, scale_log2, NUM_HEADS, QLEN, HEAD_DIM_V,
+                HEAD_DIM_PE, BLOCK_DV, BLOCK_DPE, PAGE_SIZE, BLOCK_H, BLOCK_N, PREFETCH_PAGE,
+                LATENT_CHAINS, latent_desc, rope_desc, KV_TMA,
+            )  # fmt: skip
             dv = tl.arange(0, BLOCK_DV)
             store_partial(partial_o_ptr, partial_lse_ptr, row_slots + request, row_ok, m_i, l_i,
                           acc, dv, dv < HEAD_DIM_V, HEAD_DIM_V)  # fmt: skip
+
+
+@triton.jit
+def mla_attend_piece(
+    q_ptr,
+    kv_ptr,
+    page_table_ptr,
+    request,
+    head_block,
+    lo,
+    hi,
+    first_block,
+    seq_len,
+    num_pages,
+    stride_q_batch,
+    stride_q_pos,
+    stride_q_head,
+    stride_kv_page,
+    stride_kv_slot,
+    stride_table_batch,
+    scale_log2,
+    NUM_HEADS: tl.constexpr,
+    QLEN: tl.constexpr,
+    HEAD_DIM_V: tl.constexpr,
+    HEAD_DIM_PE: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    BLOCK_DPE: tl.constexpr,
+    PAGE_SIZE: tl.constexpr,
+    BLOCK_H: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    PREFETCH_PAGE: tl.constexpr,
+    LATENT_CHAINS: tl.constexpr,
+    latent_desc,
+    rope_desc,
+    KV_TMA: tl.constexpr,
+):
+    """One piece of the balanced schedule: a head block's query rows of `request` over its
+    global key blocks [lo, hi) (the request's blocks start at first_block). Returns the running
+    state (m, l, acc) and the rows' (row_ok, q_pos)."""
+    q_a, q_b, q_pe, _, row_ok, q_pos = mla_load_queries(
+        q_ptr,
+        request,
+        head_block,
+        stride_q_batch,
+        stride_q_pos,
+        stride_q_head,
+        NUM_HEADS,
+        QLEN,
+        HEAD_DIM_V,
+        HEAD_DIM_PE,
+        BLOCK_DV,
+        BLOCK_DPE,
+        BLOCK_H,
+        LATENT_CHAINS,
+    )
+    m_i, l_i, acc = mla_attend_keys(
+        q_a,
+        q_b,
+        q_pe,
+        kv_ptr,
+        page_table_ptr + request.to(tl.int64) * stride_table_batch,
+        (lo - first_block) * BLOCK_N,
+        tl.minimum((hi - first_block) * BLOCK_N, seq_len),
+        seq_len - QLEN + q_pos,
+        num_pages,
+        stride_kv_page,
+        stride_kv_slot,
+        scale_log2,
+        HEAD_DIM_V,
+        HEAD_DIM_PE,
+        BLOCK_DV,
+        BLOCK_DPE,
+        PAGE_SIZE,
+        BLOCK_H,
+        BLOCK_N,
+        PREFETCH_PAGE,
+        LATENT_CHAINS,
+        latent_desc,
+        rope_desc,
+        KV_TMA,
+    )
+    return m_i, l_i, acc, row_ok, q_pos
