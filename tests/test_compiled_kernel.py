@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "inspect_kernel.py"
+TOOLS = Path(__file__).resolve().parents[1] / "tools"
 
 
-def compiled(*args: str) -> dict:
+def compiled(*args: str, tool: str = "inspect_kernel.py") -> dict:
     env = {**os.environ, "TRITON_INTERPRET": "0"}
     done = subprocess.run(
-        [sys.executable, str(TOOL), "--json", *args],
+        [sys.executable, str(TOOLS / tool), "--json", *args],
         capture_output=True,
         text=True,
         env=env,
@@ -38,3 +38,14 @@ def test_page_prefetch_double_buffers_the_kv_blocks():
     knobs = ("--block-h", "16", "--block-n", "32", "--warps", "4", "--stages", "3")
     assert compiled(*knobs)["kv_blocks_in_flight"] == 1
     assert compiled(*knobs, "--prefetch")["kv_blocks_in_flight"] == 2
+
+
+def test_gluon_probe_compiles_warp_specialized():
+    # The warp-specialized Gluon probe (tools/gluon_mla_probe.py, docs/perf.md): a one-warp
+    # bulk-copy producer beside two wgmma warpgroups, within shared memory and without spills.
+    for knobs, shared_kb in ((("--block-n", "64", "--stages", "2"), 227),
+                             (("--block-n", "32", "--stages", "3"), 227)):  # fmt: skip
+        report = compiled(*knobs, tool="gluon_mla_probe.py")
+        assert report["stack_bytes"] == 0 and report["setmaxnreg"] > 0
+        assert report["wgmma"] > 0 and report["bulk_copies"] > 0
+        assert report["shared_kb"] <= shared_kb  # the H200's shared memory per block

@@ -1,0 +1,263 @@
+"""A warp-specialized MLA decode loop in Gluon (`triton.experimental.gluon`) for sm_90: the
+probe for issue 3's target 3 (docs/perf.md, "Next runs"). Not part of the library yet.
+
+One program attends 64 query rows (128 heads in two programs, or 16 heads x qlen 4) to its own
+contiguous run of key rows `[num_blocks * 64, 576]` (the pool's rows, as a 64-token page pool
+lays them out; no page table yet). A one-warp producer partition streams each 64-key block by
+bulk copies (two latent halves and the rope part) into a ring of NUM_STAGES buffers guarded by
+mbarriers; the default partition (8 warps: two warpgroups that split the columns of S and O)
+runs S = Q K^T and O += P V as wgmma with both operands in shared memory but P, and releases
+each stage when its last wgmma has read it.
+
+    python tools/gluon_mla_probe.py               # compile for sm_90 here (no GPU): resources
+    python tools/gluon_mla_probe.py --run         # on a GPU: check against torch, then time it
+                                                  # beside splitkv's 64-row tile on the same work
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("TRITON_INTERPRET", "0")  # Gluon compiles for real; no interpreter
+
+import torch
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+LATENT = gl.constexpr(512)  # absorbed MLA: keys [latent | rope], values the latent part
+ROPE = gl.constexpr(64)
+HALF = gl.constexpr(256)  # a bulk copy's box is at most 256 elements wide
+BLOCK_M = gl.constexpr(64)  # query rows: wgmma's smallest M for one warpgroup
+WIDTH, ROWS, LAT, HALF_W, ROPE_W = 576, 64, 512, 256, 64  # the same, as host ints
+
+
+@gluon.jit
+def load_partition(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, first_row, num_blocks,
+                   BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr):  # fmt: skip
+    """Producer: block j into stage j % NUM_STAGES once the consumers released that stage."""
+    BLOCK_BYTES: gl.constexpr = 2 * lat_desc.block_type.nbytes + rope_desc.block_type.nbytes
+    for j in range(num_blocks):
+        stage = j % NUM_STAGES
+        # The first pass over the ring has nothing to wait for.
+        mbarrier.wait(empty.index(stage), ((j // NUM_STAGES) & 1) ^ 1, pred=j >= NUM_STAGES)
+        mbarrier.expect(ready.index(stage), BLOCK_BYTES)
+        row = first_row + j * BLOCK_N
+        tma.async_copy_global_to_shared(lat_desc, [row, 0], ready.index(stage), k_lo.index(stage))
+        tma.async_copy_global_to_shared(lat_desc, [row, HALF], ready.index(stage),
+                                        k_hi.index(stage))  # fmt: skip
+        tma.async_copy_global_to_shared(rope_desc, [row, LATENT], ready.index(stage),
+                                        k_pe.index(stage))  # fmt: skip
+
+
+@gluon.jit
+def attend_partition(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_blocks, out_ptr,
+                     scale_log2, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr):  # fmt: skip
+    """Consumers: the online softmax over the ring's blocks; writes O / l as fp32 rows."""
+    # Two warpgroups split S's columns and O's columns; the row statistics cross them.
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, 32, 16]
+    )
+    o_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, 128, 16]
+    )
+    p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+    o_rows: gl.constexpr = gl.SliceLayout(1, o_layout)
+    m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, gl.SliceLayout(1, s_layout))
+    l_i = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(1, s_layout))
+    o_lo = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
+    o_hi = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
+    for j in range(num_blocks):
+        stage = j % NUM_STAGES
+        mbarrier.wait(ready.index(stage), (j // NUM_STAGES) & 1)
+        scores = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+        scores = warpgroup_mma(q_lo, k_lo.index(stage).permute((1, 0)), scores, is_async=True)
+        scores = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), scores, is_async=True)
+        scores = warpgroup_mma(q_pe, k_pe.index(stage).permute((1, 0)), scores, is_async=True)
+        scores = warpgroup_mma_wait(num_outstanding=0, deps=(scores,)) * scale_log2
+        m_new = gl.maximum(m_i, gl.max(scores, 1))
+        p = gl.exp2(scores - m_new[:, None])
+        alpha = gl.exp2(m_i - m_new)
+        l_i = l_i * alpha + gl.sum(p, 1)
+        m_i = m_new
+        alpha_o = gl.convert_layout(alpha, o_rows)[:, None]
+        p_op = gl.convert_layout(p.to(gl.bfloat16), p_layout)
+        o_lo = warpgroup_mma(p_op, k_lo.index(stage), o_lo * alpha_o, is_async=True)
+        o_hi = warpgroup_mma(p_op, k_hi.index(stage), o_hi * alpha_o, is_async=True)
+        o_lo, o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi))
+        mbarrier.arrive(empty.index(stage), count=1)  # one elected thread of the partition
+    inv_l = (1.0 / gl.convert_layout(l_i, o_rows))[:, None]
+    rows = gl.arange(0, BLOCK_M, o_rows)
+    cols = gl.arange(0, HALF, gl.SliceLayout(0, o_layout))
+    offsets = rows[:, None] * LATENT + cols[None, :]
+    gl.store(out_ptr + offsets, o_lo * inv_l)
+    gl.store(out_ptr + offsets + HALF, o_hi * inv_l)
+
+
+@gluon.jit
+def mla_ws_kernel(q_desc, q_pe_desc, lat_desc, rope_desc, out_ptr, num_blocks, scale_log2,
+                  BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr):  # fmt: skip
+    """Program p: the shared 64 query rows over key rows [p * num_blocks * BLOCK_N, ...)."""
+    q_lo = gl.allocate_shared_memory(gl.bfloat16, [BLOCK_M, HALF], q_desc.layout)
+    q_hi = gl.allocate_shared_memory(gl.bfloat16, [BLOCK_M, HALF], q_desc.layout)
+    q_pe = gl.allocate_shared_memory(gl.bfloat16, [BLOCK_M, ROPE], q_pe_desc.layout)
+    k_lo = gl.allocate_shared_memory(gl.bfloat16, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
+    k_hi = gl.allocate_shared_memory(gl.bfloat16, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
+    k_pe = gl.allocate_shared_memory(gl.bfloat16, [NUM_STAGES, BLOCK_N, ROPE], rope_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    q_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(NUM_STAGES):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=1)
+    mbarrier.init(q_ready, count=1)
+    fence_async_shared()  # the initialised barriers, visible to the bulk copies
+    mbarrier.expect(q_ready, 2 * q_desc.block_type.nbytes + q_pe_desc.block_type.nbytes)
+    tma.async_copy_global_to_shared(q_desc, [0, 0], q_ready, q_lo)
+    tma.async_copy_global_to_shared(q_desc, [0, HALF], q_ready, q_hi)
+    tma.async_copy_global_to_shared(q_pe_desc, [0, LATENT], q_ready, q_pe)
+    mbarrier.wait(q_ready, 0)
+    program = gl.program_id(0)
+    # The producer: one warp with few registers (it only issues copies). Arguments inline:
+    # constexprs bound to a tuple first would reach the partitions as tensors.
+    # fmt: off
+    gl.warp_specialize(
+        [
+            (attend_partition, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_blocks,
+                                out_ptr + program * BLOCK_M * LATENT, scale_log2, BLOCK_N,
+                                NUM_STAGES)),
+            (load_partition, (lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty,
+                              program * num_blocks * BLOCK_N, num_blocks, BLOCK_N, NUM_STAGES)),
+        ],
+        [1],
+        [24],
+    )
+    # fmt: on
+
+
+def descriptor(tensor: torch.Tensor, box: list[int]) -> TensorDescriptor:
+    layout = gl.NVMMASharedLayout.get_default_for(box, gl.bfloat16)
+    return TensorDescriptor(tensor, list(tensor.shape), list(tensor.stride()), box, layout)
+
+
+def descriptors(q: torch.Tensor, kv: torch.Tensor, block_n: int) -> tuple:
+    return (
+        descriptor(q, [ROWS, HALF_W]),
+        descriptor(q, [ROWS, ROPE_W]),
+        descriptor(kv, [block_n, HALF_W]),
+        descriptor(kv, [block_n, ROPE_W]),
+    )
+
+
+def compile_for_sm90(block_n: int, stages: int) -> dict:
+    """Compile without a GPU and report what the compiler made of the kernel."""
+    from triton.experimental.gluon._runtime import GluonASTSource
+    from triton.runtime.jit import mangle_type
+
+    q = torch.empty(ROWS, WIDTH, dtype=torch.bfloat16)
+    kv = torch.empty(4 * block_n, WIDTH, dtype=torch.bfloat16)
+    names = ("q_desc", "q_pe_desc", "lat_desc", "rope_desc")
+    signature = {n: mangle_type(d) for n, d in zip(names, descriptors(q, kv, block_n), strict=True)}
+    signature.update(out_ptr="*fp32", num_blocks="i32", scale_log2="fp32")
+    constants = {"BLOCK_N": block_n, "NUM_STAGES": stages}
+    signature.update({name: "constexpr" for name in constants})
+    source = GluonASTSource(mla_ws_kernel, signature, constants)
+    kernel = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8})
+    cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
+        cubin.write(kernel.asm["cubin"])
+        cubin.flush()
+        usage = subprocess.run([str(cuobjdump), "--dump-resource-usage", cubin.name],
+                               capture_output=True, text=True, check=True).stdout  # fmt: skip
+    regs, stack = re.search(r"REG:(\d+) STACK:(\d+)", usage).groups()
+    ptx = kernel.asm["ptx"]
+    return {
+        "block_n": block_n,
+        "stages": stages,
+        "shared_kb": round(kernel.metadata.shared / 1024, 1),
+        "registers": int(regs),
+        "stack_bytes": int(stack),
+        "wgmma": ptx.count("wgmma.mma_async"),
+        "bulk_copies": ptx.count("cp.async.bulk.tensor"),
+        "setmaxnreg": ptx.count("setmaxnreg"),
+    }
+
+
+def run_on_gpu(programs: int, num_blocks: int, block_n: int, stages: int) -> dict:
+    """Check program 0 against torch, then time the probe beside splitkv's 64-row tile on the
+    same work (64 heads, one request per program, one split: each program's 64 query rows
+    over its own num_blocks x block_n keys)."""
+    import splitkv
+    from splitkv.timing import cuda_graph_times_us
+
+    keys = num_blocks * block_n
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    q = torch.randn(ROWS, WIDTH, device="cuda", dtype=torch.bfloat16, generator=gen)
+    kv = torch.randn(programs * keys, WIDTH, device="cuda", dtype=torch.bfloat16,
+                     generator=gen)  # fmt: skip
+    out = torch.empty(programs * ROWS, LAT, device="cuda", dtype=torch.float32)
+    scale = WIDTH**-0.5
+    descs = descriptors(q, kv, block_n)
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                 device="cuda"))  # fmt: skip
+
+    def probe():
+        mla_ws_kernel[(programs,)](*descs, out, num_blocks, scale * 1.4426950408889634,
+                                   BLOCK_N=block_n, NUM_STAGES=stages, num_warps=8)  # fmt: skip
+
+    probe()
+    torch.cuda.synchronize()
+    ref = torch.softmax(q.float() @ kv[:keys].float().T * scale, -1) @ kv[:keys, :LAT].float()
+    error = ((out[:ROWS] - ref).norm() / ref.norm()).item()
+
+    # splitkv on the same work: request p's pages are the probe's rows of program p.
+    pool = kv.view(programs * num_blocks, block_n, WIDTH)
+    table = torch.arange(programs * num_blocks, device="cuda", dtype=torch.int32)
+    table = table.view(programs, num_blocks)
+    seq_lens = torch.full((programs,), keys, device="cuda", dtype=torch.int32)
+    queries = q.view(1, 1, ROWS, WIDTH).expand(programs, 1, ROWS, -1).contiguous()
+    plan = splitkv.plan_decode(programs, keys, ROWS, page_size=block_n, num_splits=1,
+                               device="cuda")  # fmt: skip
+    theirs = lambda: splitkv.mla_decode(queries, pool, table, seq_lens, plan=plan, scale=scale)
+    flops = programs * ROWS * keys * 2 * (WIDTH + LAT)
+    row = {"programs": programs, "keys_per_program": keys, "relative_error": error}
+    for name, fn in (("gluon_probe", probe), ("splitkv_64_row_tile", theirs)):
+        _, p50, _ = cuda_graph_times_us(fn)
+        row[name] = {"p50_us": round(p50, 1), "tflops": round(flops / p50 / 1e6, 1)}
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--block-n", type=int, default=64)
+    parser.add_argument("--stages", type=int, default=2)
+    parser.add_argument("--run", action="store_true", help="on a GPU: check, then time")
+    parser.add_argument("--programs", type=int, default=132)
+    parser.add_argument("--blocks", type=int, default=256, help="key blocks per program")
+    parser.add_argument("--json", action="store_true", help="(the report is always JSON)")
+    args = parser.parse_args()
+    if args.run:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+        print(json.dumps(run_on_gpu(args.programs, args.blocks, args.block_n, args.stages)))
+    else:
+        print(json.dumps(compile_for_sm90(args.block_n, args.stages)))
+
+
+if __name__ == "__main__":
+    main()
