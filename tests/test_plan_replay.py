@@ -1,6 +1,7 @@
 """One plan serves many steps: new lengths and page tables each call, the same workspace and
 output buffers, no reallocation (what a CUDA graph replay relies on)."""
 
+import pytest
 import torch
 
 import splitkv
@@ -68,3 +69,23 @@ def test_merge_alone_reproduces_the_output(dtype, device):
         plan, case.seq_lens, again, again_lse, max_seq_len=case.page_table.shape[1] * 16
     )
     assert torch.equal(again, out) and torch.equal(again_lse, lse)
+
+
+@pytest.mark.parametrize("program_loop", [False, True])
+def test_balanced_plan_replays_with_new_lengths(program_loop, dtype, device):
+    # The balanced schedule's program ranges (`piece_ranges`) are rewritten by every stage 1:
+    # a request that had pieces last step and none now, or more pieces now, must merge only
+    # what this step wrote.
+    heads, page_size, columns = 4, 16, 10
+    steps = ([150, 3, 77, 160], [0, 160, 5, 1], [40, 0, 0, 159], [1, 1, 1, 1])
+    plan = splitkv.plan_decode(4, columns * page_size, heads, qlen=1, page_size=page_size,
+                               dtype=dtype, device=device, schedule="balanced", num_programs=5,
+                               block_n=16, program_loop=program_loop)  # fmt: skip
+    out = torch.empty(4, 1, heads, 512, dtype=dtype, device=device)
+    lse = torch.empty(4, 1, heads, device=device)
+    for step, lengths in enumerate(steps):
+        case = random_mla_case(lengths, heads, page_size=page_size, dtype=dtype, device=device,
+                               table_columns=columns, seed=10 + step)  # fmt: skip
+        out.fill_(float("nan"))
+        splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse, validate=True)
+        check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))

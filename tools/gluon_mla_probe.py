@@ -234,9 +234,16 @@ def run_on_gpu(programs: int, num_blocks: int, block_n: int, stages: int) -> dic
     queries = q.view(1, 1, ROWS, WIDTH).expand(programs, 1, ROWS, -1).contiguous()
     plan = splitkv.plan_decode(programs, keys, ROWS, page_size=block_n, num_splits=1,
                                device="cuda")  # fmt: skip
-    theirs = lambda: splitkv.mla_decode(queries, pool, table, seq_lens, plan=plan, scale=scale)
+    their_out = queries.new_empty(programs, 1, ROWS, LAT)
+    their_lse = torch.empty(programs, 1, ROWS, device="cuda")
+    theirs = lambda: splitkv.mla_decode(queries, pool, table, seq_lens, plan=plan, scale=scale,
+                                        out=their_out, lse=their_lse)  # fmt: skip
+    theirs()
+    torch.cuda.synchronize()
+    their_error = ((their_out[0, 0].float() - ref).norm() / ref.norm()).item()
     flops = programs * ROWS * keys * 2 * (WIDTH + LAT)
-    row = {"programs": programs, "keys_per_program": keys, "relative_error": error}
+    row = {"programs": programs, "keys_per_program": keys, "relative_error": error,
+           "splitkv_relative_error": their_error}  # fmt: skip
     for name, fn in (("gluon_probe", probe), ("splitkv_64_row_tile", theirs)):
         _, p50, _ = cuda_graph_times_us(fn)
         row[name] = {"p50_us": round(p50, 1), "tflops": round(flops / p50 / 1e6, 1)}
