@@ -78,14 +78,6 @@ def main() -> None:
         lens[0] = 1 << 30
         lens[1] = -4
         splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=plan)
-        # Whole-request pieces writing out / lse themselves (write_whole), corrupt lengths too.
-        whole = splitkv.plan_decode(
-            len(lengths), 4160, 12, device=dev, schedule="balanced", num_programs=programs,
-            write_whole=True,
-        )  # fmt: skip
-        out, lse = splitkv.mla_decode(*case.args, plan=whole, validate=True)
-        check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
-        splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=whole)
         # One program per schedule program walking its pieces (program_loop), with TMA too.
         for tma in (False, True):
             walk = splitkv.plan_decode(

@@ -176,15 +176,16 @@ def test_gqa_balanced(window_left, num_programs, dtype, device):
     check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args, **features))
 
 
-@pytest.mark.parametrize("num_programs", [1, 5, 13, 64])
+@pytest.mark.parametrize("program_loop", [False, True])
+@pytest.mark.parametrize("num_programs", [1, 5, 64])
 @pytest.mark.parametrize("qlen", [1, 2])
-def test_whole_requests_written_by_stage_1(num_programs, qlen, dtype, device):
-    # write_whole: a piece that is a whole request writes out / lse itself and the merge
-    # skips it. Stale NaN in the workspace and the outputs: every row must be written once.
+def test_every_row_written_over_stale_buffers(num_programs, qlen, program_loop, dtype, device):
+    # Stale NaN in the workspace and the outputs: every row must be written, whatever the
+    # grid (one program, fewer than the requests, more than the key blocks) and launch.
     lengths = [max(n, qlen) if n else 0 for n in RAGGED]
     case = random_mla_case(lengths, 4, qlen=qlen, page_size=16, dtype=dtype, device=device)
     plan = balanced_plan(lengths, 4, num_programs, qlen=qlen, dtype=dtype, device=device,
-                         write_whole=True)  # fmt: skip
+                         program_loop=program_loop)  # fmt: skip
     plan.workspace.partial_o.fill_(float("nan"))
     plan.workspace.partial_lse.fill_(float("nan"))
     out = torch.full((len(lengths), qlen, 4, 512), float("nan"), dtype=dtype, device=device)
@@ -193,10 +194,3 @@ def test_whole_requests_written_by_stage_1(num_programs, qlen, dtype, device):
     check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
     no_lse, _ = splitkv.mla_decode(*case.args, plan=plan, return_lse=False)
     assert torch.equal(no_lse, out)
-
-
-def test_write_whole_needs_the_balanced_schedule(device):
-    with pytest.raises(ValueError, match=r"^write_whole: needs MLA with schedule='balanced'"):
-        splitkv.plan_decode(2, 256, 4, device=device, schedule="uniform", write_whole=True)
-    with pytest.raises(TypeError, match=r"^write_whole: expected a bool"):
-        splitkv.plan_decode(2, 256, 4, device=device, schedule="balanced", write_whole="yes")

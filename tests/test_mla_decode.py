@@ -350,7 +350,6 @@ def test_tma_key_blocks_match_the_reference(lengths, heads, qlen, page_size, kno
     [
         {"kv_tma": True},
         {"kv_tma": True, "page_prefetch": True},
-        {"kv_tma": True, "write_whole": True},  # whole requests written by stage 1
         {"kv_tma": True, "program_loop": True},  # one program walks its pieces
     ],
 )

@@ -173,11 +173,9 @@ def test_program_loop_plans():
     assert not plan(schedule="balanced").program_loop
     assert plan(schedule="balanced", qlen=2).program_loop
     assert plan(schedule="balanced", qlen=4).program_loop
-    assert not plan(schedule="balanced", qlen=4, write_whole=True).program_loop
     assert not plan(qlen=4).program_loop  # uniform splits
     for knobs, error in (
         ({"program_loop": True}, ValueError),  # uniform splits have no pieces
-        ({"schedule": "balanced", "program_loop": True, "write_whole": True}, ValueError),
         ({"schedule": "balanced", "program_loop": 1}, TypeError),
         ({"schedule": "balanced", "program_loop": True, "kind": "gqa", "num_kv_heads": 2,
           "head_dim": 128}, ValueError),

@@ -51,7 +51,7 @@ STANDARD = [  # (block_h, block_n, warps, stages, prefetch)
 
 def compile_split(
     block_h, block_n, warps, stages, prefetch, page_size=64, heads=16, arch=90, maxnreg=None,
-    balanced_batch=0, latent_chains=1, kv_tma=False, write_whole=False, program_loop=False,
+    balanced_batch=0, latent_chains=1, kv_tma=False, program_loop=False,
 ):  # fmt: skip
     dtypes = {
         "q_ptr": "*bf16", "kv_ptr": "*bf16", "page_table_ptr": "*i32", "seq_lens_ptr": "*i32",
@@ -77,11 +77,6 @@ def compile_split(
         del constants["SPLIT_MAJOR"]
         constants["BLOCK_B"] = 1 << (balanced_batch - 1).bit_length()
         signature["piece_ranges_ptr"] = "*i32"
-        if write_whole:  # whole-request pieces write the output and lse themselves
-            signature.update({"out_ptr": "*bf16", "lse_ptr": "*fp32"})
-            signature.update({f"stride_{t}_{d}": "i32" for t in ("out", "lse")
-                              for d in ("batch", "pos", "head")})  # fmt: skip
-            constants.update({"WRITE_LSE": True, "WRITE_WHOLE": True})
     signature.update({name: "constexpr" for name in constants})
     attrs = {(i,): [["tt.divisibility", 16]] for i in ALIGNED}
     source = ASTSource(kernel, signature, constants, attrs)
@@ -125,7 +120,6 @@ def main() -> None:
     parser.add_argument("--balanced-batch", type=int, default=0, help="the balanced kernel")
     parser.add_argument("--latent-chains", type=int, default=1, help="score-dot chains: 1 or 2")
     parser.add_argument("--kv-tma", action="store_true", help="key blocks by bulk copies")
-    parser.add_argument("--write-whole", action="store_true", help="balanced: whole requests")
     parser.add_argument(
         "--program-loop", action="store_true", help="balanced: one program per schedule program"
     )
@@ -139,8 +133,7 @@ def main() -> None:
         kernel = compile_split(
             *config, page_size=args.page_size, heads=args.heads, arch=args.arch,
             maxnreg=args.maxnreg, balanced_batch=args.balanced_batch,
-            latent_chains=args.latent_chains, kv_tma=args.kv_tma, write_whole=args.write_whole,
-            program_loop=args.program_loop,
+            latent_chains=args.latent_chains, kv_tma=args.kv_tma, program_loop=args.program_loop,
         )  # fmt: skip
         names = ("block_h", "block_n", "warps", "stages", "prefetch")
         row = {**dict(zip(names, config, strict=True)), **report(kernel)}

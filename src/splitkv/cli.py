@@ -148,10 +148,6 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         ("--page-prefetch", "page ids one block ahead (default: the plan's choice)"),
         ("--kv-tma", "MLA key blocks by bulk tensor copies (TMA; default: where measured to pay)"),
         (
-            "--write-whole",
-            "balanced MLA: whole-request pieces write the output, the merge skips them",
-        ),
-        (
             "--program-loop",
             "balanced MLA: one stage-1 program per schedule program, walking its pieces",
         ),
@@ -278,7 +274,6 @@ def _trials(args: argparse.Namespace) -> list:
             "page_prefetch",
             "latent_chains",
             "kv_tma",
-            "write_whole",
             "program_loop",
             "dependent_launch",
             "schedule",
@@ -441,11 +436,13 @@ def _print_plan(plan) -> None:
         "page_prefetch",
         "latent_chains",
         "kv_tma",
-        "write_whole",
         "dependent_launch",
         "schedule",
+        "num_programs",
+        "program_loop",
         "merge_block_s",
         "merge_d_split",
+        "merge_num_warps",
         "device_name",
     ):
         print(f"  {name:16} {getattr(plan, name)}")

@@ -118,7 +118,7 @@ def mla_stage_one(
 ) -> None:
     """Stage 1 of `mla_decode` alone, its partials left in the plan's workspace: the benchmarks
     time it beside the whole call, so the merge's added cost shows (stage 2 overlaps stage 1's
-    tail). out / lse: the call's outputs (a `write_whole` plan writes some rows there)."""
+    tail). out / lse: the call's outputs, checked as `mla_decode` checks them."""
     call = _check_call(q, kv_cache, page_table, seq_lens, None, out, lse, plan)
     if call.batch > 0:
         _launch(plan, q, call, page_table, seq_lens, out, lse, merge=False)
@@ -167,28 +167,13 @@ def _launch(
     max_seq_len = page_table.shape[1] * call.page_size
     balanced = plan.schedule == "balanced"
     if balanced:
-        # One program per partial slot (kernels/balanced.py); with write_whole a piece that is
-        # a whole request writes its rows' output itself and the merge skips them.
+        # One program per partial slot (kernels/balanced.py), or per schedule program.
         slots = plan.num_programs + call.batch
         kernel, grid = mla_balanced_kernel, slots * plan.num_head_blocks
         if plan.program_loop:  # one program per schedule program, walking its pieces
             kernel, grid = mla_balanced_program_kernel, plan.num_programs * plan.num_head_blocks
         schedule_args = (plan.num_programs,)
         schedule_consts = {"BLOCK_B": plan.block_b, "piece_ranges_ptr": ws.piece_ranges}
-        if plan.write_whole:
-            lse_arg, lse_strides = _lse_args(lse, out)
-            schedule_consts.update(
-                out_ptr=out,
-                lse_ptr=lse_arg,
-                stride_out_batch=out.stride(0),
-                stride_out_pos=out.stride(1),
-                stride_out_head=out.stride(2),
-                stride_lse_batch=lse_strides[0],
-                stride_lse_pos=lse_strides[1],
-                stride_lse_head=lse_strides[2],
-                WRITE_LSE=lse is not None,
-                WRITE_WHOLE=True,
-            )
     else:
         kernel, grid = mla_split_kernel, plan.num_splits * call.batch * plan.num_head_blocks
         schedule_args = (plan.num_splits,)
@@ -317,7 +302,6 @@ def merge_workspace(
             BALANCED=balanced,
             HAS_KEY_START=key_starts is not None,
             WAIT_FOR_STAGE_1=plan.dependent_launch,
-            WHOLE_WRITTEN=plan.write_whole,  # stage 1 wrote whole requests' rows itself
             num_warps=plan.merge_num_warps,
             **({"launch_pdl": True} if plan.dependent_launch else {}),
         )

@@ -100,7 +100,6 @@ class DecodePlan:
     page_prefetch: bool
     latent_chains: int
     kv_tma: bool
-    write_whole: bool
     program_loop: bool
     dependent_launch: bool
     merge_block_s: int
@@ -145,7 +144,6 @@ def plan_decode(
     page_prefetch: bool | None = None,
     latent_chains: int | None = None,
     kv_tma: bool | None = None,
-    write_whole: bool = False,
     program_loop: bool | None = None,
     dependent_launch: bool | None = None,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
@@ -196,10 +194,6 @@ def plan_decode(
             device's `tma_min_split_keys` (H200: uniform splits 3.5-8% faster there,
             docs/perf.md v0.2.3; balanced programs 0.5-7.6%, v0.2.4), and only when block_n
             and num_stages are left to the planner.
-        write_whole: MLA, balanced schedule: a piece that covers a whole request (most short
-            requests of a ragged batch) writes the final output and lse itself, and the merge
-            skips that request; an ablation (`--ablation schedule`), default off (the epilogue
-            raises the kernel to 255 registers on sm_90).
         program_loop: MLA, balanced schedule: launch one stage-1 program per schedule program,
             walking its pieces (every program then streams the same number of key blocks),
             instead of one per piece; the default grid is then one wave of programs. Default:
@@ -302,13 +296,13 @@ def plan_decode(
             )
     balanced = schedule == "balanced"
     if program_loop is None:
-        program_loop = balanced and kind == "mla" and block_h > MIN_DOT and not write_whole
+        program_loop = balanced and kind == "mla" and block_h > MIN_DOT
     if not isinstance(program_loop, bool):
         raise TypeError(f"program_loop: expected a bool, got {type(program_loop).__name__}")
-    if program_loop and (not balanced or kind != "mla" or write_whole):
+    if program_loop and (not balanced or kind != "mla"):
         raise ValueError(
-            "program_loop: expected the MLA balanced schedule without write_whole, got "
-            f"kind={kind!r}, schedule={schedule!r}, write_whole={write_whole}"
+            f"program_loop: expected the MLA balanced schedule, got kind={kind!r}, "
+            f"schedule={schedule!r}"
         )
     if default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
@@ -387,13 +381,6 @@ def plan_decode(
     if kv_tma and page_size < block_n:
         # A bulk copy takes one box of consecutive pool rows: the block must sit in one page.
         raise ValueError(f"kv_tma: needs page_size >= block_n={block_n}, got {page_size}")
-    if not isinstance(write_whole, bool):
-        raise TypeError(f"write_whole: expected a bool, got {type(write_whole).__name__}")
-    if write_whole and (kind != "mla" or schedule != "balanced"):
-        raise ValueError(
-            f"write_whole: needs MLA with schedule='balanced', got kind={kind!r}, "
-            f"schedule={schedule!r}"
-        )
     if dependent_launch is None:
         dependent_launch = spec.dependent_launch and not interpreted
     # Slots for the balanced schedule's partials: one per (program, request) piece.
@@ -460,7 +447,6 @@ def plan_decode(
         page_prefetch=bool(page_prefetch),
         latent_chains=latent_chains,
         kv_tma=kv_tma,
-        write_whole=write_whole,
         program_loop=program_loop,
         dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,

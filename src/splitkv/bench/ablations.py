@@ -142,8 +142,6 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             # the long request's rows walk 216 partials each: try more, narrower slices.
             Trial("default plan, merge 2 programs per row", {"merge_d_split": 2}),
             Trial("default plan, merge 16 programs per row", {"merge_d_split": 16}),
-            # Whole-request pieces write the output and the merge skips them (balanced only).
-            Trial("balanced, whole requests written by stage 1", _BALANCED | {"write_whole": True}),
             # Its loop issues the page-id load after the dots (SASS, docs/perf.md): prefetch.
             Trial(
                 "balanced, prefetch, block_n 64",

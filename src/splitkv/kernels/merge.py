@@ -52,7 +52,6 @@ def merge_splits_kernel(
     BALANCED: tl.constexpr,
     HAS_KEY_START: tl.constexpr,
     WAIT_FOR_STAGE_1: tl.constexpr = False,
-    WHOLE_WRITTEN: tl.constexpr = False,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     row_id = tl.program_id(0)  # request * ROWS + row
@@ -88,9 +87,6 @@ def merge_splits_kernel(
         last = tl.load(piece_ranges_ptr + 2 * request + 1, mask=has_keys, other=-1)
         first = tl.minimum(tl.maximum(first, 0), num_programs - 1)
         num_written = tl.maximum(tl.minimum(last, num_programs - 1) - first + 1, 0)
-        if WHOLE_WRITTEN:  # noqa: SIM102 (compile-time, then run-time)
-            if num_written == 1:
-                return  # one program attended the whole request and wrote its rows itself
         first_slot = row.to(tl.int64) * (num_programs + batch) + first + request
     # Most rows of a ragged batch have one or two partials, where a [BLOCK_S, BLOCK_D] tile
     # spends its instructions on masked slots: they take one small tile (H200, docs/perf.md

@@ -21,8 +21,7 @@ from splitkv.kernels.balanced import (
 )
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.mla_attend import mla_attend_keys, mla_load_queries
-from splitkv.kernels.online_softmax import LN2, normalized_state, store_partial, write_partial
-from splitkv.kernels.rows import row_offsets
+from splitkv.kernels.online_softmax import store_partial
 from splitkv.kernels.split_range import clamped_seq_len, keys_per_split
 
 
@@ -173,26 +172,13 @@ def mla_balanced_kernel(
     PREFETCH_PAGE: tl.constexpr,
     RELEASE_MERGE: tl.constexpr = False,
     LATENT_CHAINS: tl.constexpr = 1,
-    out_ptr=None,  # WRITE_WHOLE: the call's out and lse, and their strides
-    lse_ptr=None,
-    stride_out_batch=0,
-    stride_out_pos=0,
-    stride_out_head=0,
-    stride_lse_batch=0,
-    stride_lse_pos=0,
-    stride_lse_head=0,
-    WRITE_LSE: tl.constexpr = False,
-    WRITE_WHOLE: tl.constexpr = False,
     latent_desc=None,  # KV_TMA: as in mla_split_kernel
     rope_desc=None,
     KV_TMA: tl.constexpr = False,
     piece_ranges_ptr=None,  # [batch, 2] int32: the merge's program range per request
 ):
     """Stage 1 on the balanced schedule (kernels/balanced.py): one program per slot of a head
-    block, attending the one piece of the schedule that writes that slot.
-
-    WRITE_WHOLE: a piece that is a whole request (short requests, mostly) writes the final
-    output and lse itself, and the merge skips that request (its merge would be a copy)."""
+    block, attending the one piece of the schedule that writes that slot."""
     release_dependent_grid(RELEASE_MERGE)
     num_slots = num_programs + batch
     slot = tl.program_id(0) % num_slots
@@ -212,7 +198,7 @@ def mla_balanced_kernel(
                 record_piece_range(
                     piece_ranges_ptr, request, slot, lo, hi, first_block, seq_len, 0, BLOCK_N
                 )
-            m_i, l_i, acc, row_ok, q_pos = mla_attend_piece(
+            m_i, l_i, acc, row_ok, _q_pos = mla_attend_piece(
                 q_ptr, kv_ptr, page_table_ptr, request, head_block, lo, hi, first_block, seq_len,
                 num_pages, stride_q_batch, stride_q_pos, stride_q_head, stride_kv_page,
                 stride_kv_slot, stride_table_batch, scale_log2, NUM_HEADS, QLEN, HEAD_DIM_V,
@@ -220,29 +206,8 @@ def mla_balanced_kernel(
                 LATENT_CHAINS, latent_desc, rope_desc, KV_TMA,
             )  # fmt: skip
             dv = tl.arange(0, BLOCK_DV)
-            o, lse2 = normalized_state(m_i, l_i, acc)
-            dv_ok = dv < HEAD_DIM_V
-            if WRITE_WHOLE:
-                # A piece that is its request's whole key range writes the final rows itself.
-                if (lo == first_block) & (hi == first_block + tl.cdiv(seq_len, BLOCK_N)):
-                    head = rows % NUM_HEADS
-                    out_rows = row_offsets(
-                        request, q_pos, head, stride_out_batch, stride_out_pos, stride_out_head
-                    )
-                    tl.store(out_ptr + out_rows[:, None] + dv[None, :],
-                             o.to(out_ptr.dtype.element_ty),
-                             mask=row_ok[:, None] & dv_ok[None, :])  # fmt: skip
-                    if WRITE_LSE:
-                        lse_rows = row_offsets(
-                            request, q_pos, head, stride_lse_batch, stride_lse_pos, stride_lse_head
-                        )
-                        tl.store(lse_ptr + lse_rows, lse2 * LN2, mask=row_ok)
-                else:
-                    write_partial(partial_o_ptr, partial_lse_ptr, slots, row_ok, o, lse2, dv,
-                                  dv_ok, HEAD_DIM_V)  # fmt: skip
-            else:
-                write_partial(partial_o_ptr, partial_lse_ptr, slots, row_ok, o, lse2, dv, dv_ok,
-                              HEAD_DIM_V)  # fmt: skip
+            store_partial(partial_o_ptr, partial_lse_ptr, slots, row_ok, m_i, l_i, acc, dv,
+                          dv < HEAD_DIM_V, HEAD_DIM_V)  # fmt: skip
 
 
 @triton.jit
