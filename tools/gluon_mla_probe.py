@@ -2,12 +2,13 @@
 probe for issue 3's target 3 (docs/perf.md, "Next runs"). Not part of the library yet.
 
 One program attends 64 query rows (128 heads in two programs, or 16 heads x qlen 4) to its own
-contiguous run of key rows `[num_blocks * 64, 576]` (the pool's rows, as a 64-token page pool
-lays them out; no page table yet). A one-warp producer partition streams each 64-key block by
-bulk copies (two latent halves and the rope part) into a ring of NUM_STAGES buffers guarded by
-mbarriers; the default partition (8 warps: two warpgroups that split the columns of S and O)
-runs S = Q K^T and O += P V as wgmma with both operands in shared memory but P, and releases
-each stage when its last wgmma has read it.
+request's keys, read through its page-table row from a pool of 64-token pages viewed as rows
+`[pages * 64, 576]`; one split per request, whole blocks only (no masking) and no merge yet.
+A one-warp producer partition streams each key block by bulk copies (two latent halves and the
+rope part) into a ring of NUM_STAGES buffers guarded by mbarriers; the default partition (8
+warps: two warpgroups that split the columns of S and O) runs S = Q K^T and O += P V as wgmma
+with both operands in shared memory but P, and releases each stage when its last wgmma has
+read it.
 
     python tools/gluon_mla_probe.py               # compile for sm_90 here (no GPU): resources
     python tools/gluon_mla_probe.py --run         # on a GPU: check against torch, then time it
@@ -46,19 +47,23 @@ ROPE = gl.constexpr(64)
 HALF = gl.constexpr(256)  # a bulk copy's box is at most 256 elements wide
 BLOCK_M = gl.constexpr(64)  # query rows: wgmma's smallest M for one warpgroup
 WIDTH, ROWS, LAT, HALF_W, ROPE_W = 576, 64, 512, 256, 64  # the same, as host ints
+PAGE = 64  # tokens per page of the pool (the benchmark's page size)
 
 
 @gluon.jit
-def load_partition(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, first_row, num_blocks,
-                   BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr):  # fmt: skip
-    """Producer: block j into stage j % NUM_STAGES once the consumers released that stage."""
+def load_partition(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row, num_blocks,
+                   BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                   PAGE_SIZE: gl.constexpr):  # fmt: skip
+    """Producer: block j (keys j * BLOCK_N onward, through the request's page-table row) into
+    stage j % NUM_STAGES once the consumers released that stage."""
     BLOCK_BYTES: gl.constexpr = 2 * lat_desc.block_type.nbytes + rope_desc.block_type.nbytes
     for j in range(num_blocks):
         stage = j % NUM_STAGES
         # The first pass over the ring has nothing to wait for.
         mbarrier.wait(empty.index(stage), ((j // NUM_STAGES) & 1) ^ 1, pred=j >= NUM_STAGES)
         mbarrier.expect(ready.index(stage), BLOCK_BYTES)
-        row = first_row + j * BLOCK_N
+        key = j * BLOCK_N
+        row = gl.load(table_row + key // PAGE_SIZE) * PAGE_SIZE + key % PAGE_SIZE
         tma.async_copy_global_to_shared(lat_desc, [row, 0], ready.index(stage), k_lo.index(stage))
         tma.async_copy_global_to_shared(lat_desc, [row, HALF], ready.index(stage),
                                         k_hi.index(stage))  # fmt: skip
@@ -111,9 +116,11 @@ def attend_partition(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_block
 
 
 @gluon.jit
-def mla_ws_kernel(q_desc, q_pe_desc, lat_desc, rope_desc, out_ptr, num_blocks, scale_log2,
-                  BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr):  # fmt: skip
-    """Program p: the shared 64 query rows over key rows [p * num_blocks * BLOCK_N, ...)."""
+def mla_ws_kernel(q_desc, q_pe_desc, lat_desc, rope_desc, page_table_ptr, out_ptr, num_blocks,
+                  scale_log2, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                  PAGE_SIZE: gl.constexpr):  # fmt: skip
+    """Program p: the shared 64 query rows over request p's num_blocks * BLOCK_N keys, read
+    through its row of the page table ([programs, num_blocks * BLOCK_N / PAGE_SIZE] int32)."""
     q_lo = gl.allocate_shared_memory(gl.bfloat16, [BLOCK_M, HALF], q_desc.layout)
     q_hi = gl.allocate_shared_memory(gl.bfloat16, [BLOCK_M, HALF], q_desc.layout)
     q_pe = gl.allocate_shared_memory(gl.bfloat16, [BLOCK_M, ROPE], q_pe_desc.layout)
@@ -143,7 +150,8 @@ def mla_ws_kernel(q_desc, q_pe_desc, lat_desc, rope_desc, out_ptr, num_blocks, s
                                 out_ptr + program * BLOCK_M * LATENT, scale_log2, BLOCK_N,
                                 NUM_STAGES)),
             (load_partition, (lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty,
-                              program * num_blocks * BLOCK_N, num_blocks, BLOCK_N, NUM_STAGES)),
+                              page_table_ptr + program * (num_blocks * BLOCK_N // PAGE_SIZE),
+                              num_blocks, BLOCK_N, NUM_STAGES, PAGE_SIZE)),
         ],
         [1],
         [24],
@@ -174,8 +182,8 @@ def compile_for_sm90(block_n: int, stages: int) -> dict:
     kv = torch.empty(4 * block_n, WIDTH, dtype=torch.bfloat16)
     names = ("q_desc", "q_pe_desc", "lat_desc", "rope_desc")
     signature = {n: mangle_type(d) for n, d in zip(names, descriptors(q, kv, block_n), strict=True)}
-    signature.update(out_ptr="*fp32", num_blocks="i32", scale_log2="fp32")
-    constants = {"BLOCK_N": block_n, "NUM_STAGES": stages}
+    signature.update(page_table_ptr="*i32", out_ptr="*fp32", num_blocks="i32", scale_log2="fp32")
+    constants = {"BLOCK_N": block_n, "NUM_STAGES": stages, "PAGE_SIZE": PAGE}
     signature.update({name: "constexpr" for name in constants})
     source = GluonASTSource(mla_ws_kernel, signature, constants)
     kernel = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8})
@@ -201,38 +209,36 @@ def compile_for_sm90(block_n: int, stages: int) -> dict:
 
 def run_on_gpu(programs: int, num_blocks: int, block_n: int, stages: int) -> dict:
     """Check program 0 against torch, then time the probe beside splitkv's 64-row tile on the
-    same work (64 heads, one request per program, one split: each program's 64 query rows
-    over its own num_blocks x block_n keys)."""
+    same work: 64 heads, one request per program, one split, the same shuffled page table
+    (each program's 64 query rows over its own num_blocks x block_n keys)."""
     import splitkv
     from splitkv.timing import cuda_graph_times_us
 
     keys = num_blocks * block_n
+    pages = programs * keys // PAGE
     gen = torch.Generator(device="cuda").manual_seed(0)
     q = torch.randn(ROWS, WIDTH, device="cuda", dtype=torch.bfloat16, generator=gen)
-    kv = torch.randn(programs * keys, WIDTH, device="cuda", dtype=torch.bfloat16,
-                     generator=gen)  # fmt: skip
+    pool = torch.randn(pages, PAGE, WIDTH, device="cuda", dtype=torch.bfloat16, generator=gen)
+    table = torch.randperm(pages, device="cuda", generator=gen).to(torch.int32)
+    table = table.view(programs, keys // PAGE)
     out = torch.empty(programs * ROWS, LAT, device="cuda", dtype=torch.float32)
     scale = WIDTH**-0.5
-    descs = descriptors(q, kv, block_n)
-    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
-                                                                 device="cuda"))  # fmt: skip
+    descs = descriptors(q, pool.view(pages * PAGE, WIDTH), block_n)
 
     def probe():
-        mla_ws_kernel[(programs,)](*descs, out, num_blocks, scale * 1.4426950408889634,
-                                   BLOCK_N=block_n, NUM_STAGES=stages, num_warps=8)  # fmt: skip
+        mla_ws_kernel[(programs,)](*descs, table, out, num_blocks, scale * 1.4426950408889634,
+                                   BLOCK_N=block_n, NUM_STAGES=stages, PAGE_SIZE=PAGE,
+                                   num_warps=8)  # fmt: skip
 
     probe()
     torch.cuda.synchronize()
-    ref = torch.softmax(q.float() @ kv[:keys].float().T * scale, -1) @ kv[:keys, :LAT].float()
+    keys_0 = pool[table[0].long()].reshape(keys, WIDTH).float()
+    ref = torch.softmax(q.float() @ keys_0.T * scale, -1) @ keys_0[:, :LAT]
     error = ((out[:ROWS] - ref).norm() / ref.norm()).item()
 
-    # splitkv on the same work: request p's pages are the probe's rows of program p.
-    pool = kv.view(programs * num_blocks, block_n, WIDTH)
-    table = torch.arange(programs * num_blocks, device="cuda", dtype=torch.int32)
-    table = table.view(programs, num_blocks)
     seq_lens = torch.full((programs,), keys, device="cuda", dtype=torch.int32)
     queries = q.view(1, 1, ROWS, WIDTH).expand(programs, 1, ROWS, -1).contiguous()
-    plan = splitkv.plan_decode(programs, keys, ROWS, page_size=block_n, num_splits=1,
+    plan = splitkv.plan_decode(programs, keys, ROWS, page_size=PAGE, num_splits=1,
                                device="cuda")  # fmt: skip
     their_out = queries.new_empty(programs, 1, ROWS, LAT)
     their_lse = torch.empty(programs, 1, ROWS, device="cuda")
