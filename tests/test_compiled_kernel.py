@@ -15,6 +15,11 @@ TOOLS = Path(__file__).resolve().parents[1] / "tools"
 
 
 def compiled(*args: str, tool: str = "inspect_kernel.py") -> dict:
+    """The tool's last JSON line (`compiled_all` for every line)."""
+    return compiled_all(*args, tool=tool)[-1]
+
+
+def compiled_all(*args: str, tool: str = "inspect_kernel.py") -> list[dict]:
     env = {**os.environ, "TRITON_INTERPRET": "0"}
     done = subprocess.run(
         [sys.executable, str(TOOLS / tool), "--json", *args],
@@ -25,7 +30,7 @@ def compiled(*args: str, tool: str = "inspect_kernel.py") -> dict:
     )
     if done.returncode != 0:
         pytest.skip(f"cannot compile for sm_90 here: {done.stderr.strip()[-300:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return [json.loads(line) for line in done.stdout.strip().splitlines()]
 
 
 def test_default_tile_compiles_without_spills():
@@ -42,10 +47,12 @@ def test_page_prefetch_double_buffers_the_kv_blocks():
 
 def test_gluon_probe_compiles_warp_specialized():
     # The warp-specialized Gluon probe (tools/gluon_mla_probe.py, docs/perf.md): a one-warp
-    # bulk-copy producer beside two wgmma warpgroups, within shared memory and without spills.
-    for knobs, shared_kb in ((("--block-n", "64", "--stages", "2"), 227),
-                             (("--block-n", "32", "--stages", "3"), 227)):  # fmt: skip
-        report = compiled(*knobs, tool="gluon_mla_probe.py")
-        assert report["stack_bytes"] == 0 and report["setmaxnreg"] > 0
-        assert report["wgmma"] > 0 and report["bulk_copies"] > 0
-        assert report["shared_kb"] <= shared_kb  # the H200's shared memory per block
+    # bulk-copy producer beside two wgmma warpgroups, within shared memory and without spills,
+    # with and without the softmax overlapping the previous block's P V.
+    for knobs in (("--block-n", "64", "--stages", "2"), ("--block-n", "32", "--stages", "3")):
+        reports = compiled_all(*knobs, tool="gluon_mla_probe.py")
+        assert [r["overlap"] for r in reports] == [False, True]
+        for report in reports:
+            assert report["stack_bytes"] == 0 and report["setmaxnreg"] > 0
+            assert report["wgmma"] > 0 and report["bulk_copies"] > 0
+            assert report["shared_kb"] <= 227  # the H200's shared memory per block

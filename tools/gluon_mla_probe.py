@@ -10,9 +10,10 @@ warps: two warpgroups that split the columns of S and O) runs S = Q K^T and O +=
 with both operands in shared memory but P, and releases each stage when its last wgmma has
 read it.
 
-    python tools/gluon_mla_probe.py               # compile for sm_90 here (no GPU): resources
-    python tools/gluon_mla_probe.py --run         # on a GPU: check against torch, then time it
-                                                  # beside splitkv's 64-row tile on the same work
+    python tools/gluon_mla_probe.py               # compile both variants for sm_90 here (no
+                                                  # GPU): what the compiler made of them
+    python tools/gluon_mla_probe.py --run         # on a GPU: check both against torch, then
+                                                  # time them beside splitkv's 64-row tile
 """
 
 from __future__ import annotations
@@ -72,9 +73,34 @@ def load_partition(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_ro
 
 
 @gluon.jit
+def issue_scores(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, stage, s_layout: gl.constexpr,
+                 BLOCK_N: gl.constexpr):  # fmt: skip
+    """S = Q K^T of one stage, as three asynchronous wgmma groups (latent halves, rope)."""
+    scores = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+    scores = warpgroup_mma(q_lo, k_lo.index(stage).permute((1, 0)), scores, is_async=True)
+    scores = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), scores, is_async=True)
+    return warpgroup_mma(q_pe, k_pe.index(stage).permute((1, 0)), scores, is_async=True)
+
+
+@gluon.jit
+def online_softmax(scores, m_i, l_i, scale_log2):
+    """Base-2 online softmax step: (p, alpha, new max, new sum)."""
+    scores = scores * scale_log2
+    m_new = gl.maximum(m_i, gl.max(scores, 1))
+    p = gl.exp2(scores - m_new[:, None])
+    alpha = gl.exp2(m_i - m_new)
+    return p, alpha, m_new, l_i * alpha + gl.sum(p, 1)
+
+
+@gluon.jit
 def attend_partition(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_blocks, out_ptr,
-                     scale_log2, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr):  # fmt: skip
-    """Consumers: the online softmax over the ring's blocks; writes O / l as fp32 rows."""
+                     scale_log2, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                     OVERLAP: gl.constexpr):  # fmt: skip
+    """Consumers: the online softmax over the ring's blocks; writes O / l as fp32 rows.
+
+    OVERLAP: block j's scores are issued before block j - 1's P V, and its softmax runs while
+    that P V is still on the tensor cores (FlashAttention-3's intra-warpgroup pipelining);
+    otherwise each block's wgmma finish before its softmax."""
     # Two warpgroups split S's columns and O's columns; the row statistics cross them.
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, 32, 16]
@@ -88,25 +114,47 @@ def attend_partition(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_block
     l_i = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(1, s_layout))
     o_lo = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
     o_hi = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
-    for j in range(num_blocks):
-        stage = j % NUM_STAGES
-        mbarrier.wait(ready.index(stage), (j // NUM_STAGES) & 1)
-        scores = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
-        scores = warpgroup_mma(q_lo, k_lo.index(stage).permute((1, 0)), scores, is_async=True)
-        scores = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), scores, is_async=True)
-        scores = warpgroup_mma(q_pe, k_pe.index(stage).permute((1, 0)), scores, is_async=True)
-        scores = warpgroup_mma_wait(num_outstanding=0, deps=(scores,)) * scale_log2
-        m_new = gl.maximum(m_i, gl.max(scores, 1))
-        p = gl.exp2(scores - m_new[:, None])
-        alpha = gl.exp2(m_i - m_new)
-        l_i = l_i * alpha + gl.sum(p, 1)
-        m_i = m_new
-        alpha_o = gl.convert_layout(alpha, o_rows)[:, None]
+    if OVERLAP:
+        mbarrier.wait(ready.index(0), 0)
+        scores = issue_scores(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, 0, s_layout, BLOCK_N)
+        scores = warpgroup_mma_wait(num_outstanding=0, deps=(scores,))
+        p, alpha, m_i, l_i = online_softmax(scores, m_i, l_i, scale_log2)
+        for j in range(1, num_blocks):
+            stage = j % NUM_STAGES
+            prev = (j - 1) % NUM_STAGES
+            mbarrier.wait(ready.index(stage), (j // NUM_STAGES) & 1)
+            scores = issue_scores(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, stage, s_layout, BLOCK_N)
+            p_op = gl.convert_layout(p.to(gl.bfloat16), p_layout)
+            o_lo = warpgroup_mma(p_op, k_lo.index(prev), o_lo, is_async=True)
+            o_hi = warpgroup_mma(p_op, k_hi.index(prev), o_hi, is_async=True)
+            # Groups retire in order: the three score groups first, the two P V groups run on.
+            scores = warpgroup_mma_wait(num_outstanding=2, deps=(scores,))
+            p, alpha, m_i, l_i = online_softmax(scores, m_i, l_i, scale_log2)
+            # p_op in the deps: its registers are the in-flight wgmma's A operand.
+            o_lo, o_hi, p_op = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi, p_op))
+            mbarrier.arrive(empty.index(prev), count=1)
+            alpha_o = gl.convert_layout(alpha, o_rows)[:, None]
+            o_lo = o_lo * alpha_o
+            o_hi = o_hi * alpha_o
+        last = (num_blocks - 1) % NUM_STAGES
         p_op = gl.convert_layout(p.to(gl.bfloat16), p_layout)
-        o_lo = warpgroup_mma(p_op, k_lo.index(stage), o_lo * alpha_o, is_async=True)
-        o_hi = warpgroup_mma(p_op, k_hi.index(stage), o_hi * alpha_o, is_async=True)
-        o_lo, o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi))
-        mbarrier.arrive(empty.index(stage), count=1)  # one elected thread of the partition
+        o_lo = warpgroup_mma(p_op, k_lo.index(last), o_lo, is_async=True)
+        o_hi = warpgroup_mma(p_op, k_hi.index(last), o_hi, is_async=True)
+        o_lo, o_hi, p_op = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi, p_op))
+        mbarrier.arrive(empty.index(last), count=1)
+    else:
+        for j in range(num_blocks):
+            stage = j % NUM_STAGES
+            mbarrier.wait(ready.index(stage), (j // NUM_STAGES) & 1)
+            scores = issue_scores(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, stage, s_layout, BLOCK_N)
+            scores = warpgroup_mma_wait(num_outstanding=0, deps=(scores,))
+            p, alpha, m_i, l_i = online_softmax(scores, m_i, l_i, scale_log2)
+            alpha_o = gl.convert_layout(alpha, o_rows)[:, None]
+            p_op = gl.convert_layout(p.to(gl.bfloat16), p_layout)
+            o_lo = warpgroup_mma(p_op, k_lo.index(stage), o_lo * alpha_o, is_async=True)
+            o_hi = warpgroup_mma(p_op, k_hi.index(stage), o_hi * alpha_o, is_async=True)
+            o_lo, o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi))
+            mbarrier.arrive(empty.index(stage), count=1)  # one elected thread of the partition
     inv_l = (1.0 / gl.convert_layout(l_i, o_rows))[:, None]
     rows = gl.arange(0, BLOCK_M, o_rows)
     cols = gl.arange(0, HALF, gl.SliceLayout(0, o_layout))
@@ -118,7 +166,7 @@ def attend_partition(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_block
 @gluon.jit
 def mla_ws_kernel(q_desc, q_pe_desc, lat_desc, rope_desc, page_table_ptr, out_ptr, num_blocks,
                   scale_log2, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
-                  PAGE_SIZE: gl.constexpr):  # fmt: skip
+                  PAGE_SIZE: gl.constexpr, OVERLAP: gl.constexpr):  # fmt: skip
     """Program p: the shared 64 query rows over request p's num_blocks * BLOCK_N keys, read
     through its row of the page table ([programs, num_blocks * BLOCK_N / PAGE_SIZE] int32)."""
     q_lo = gl.allocate_shared_memory(gl.bfloat16, [BLOCK_M, HALF], q_desc.layout)
@@ -148,7 +196,7 @@ def mla_ws_kernel(q_desc, q_pe_desc, lat_desc, rope_desc, page_table_ptr, out_pt
         [
             (attend_partition, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_blocks,
                                 out_ptr + program * BLOCK_M * LATENT, scale_log2, BLOCK_N,
-                                NUM_STAGES)),
+                                NUM_STAGES, OVERLAP)),
             (load_partition, (lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty,
                               page_table_ptr + program * (num_blocks * BLOCK_N // PAGE_SIZE),
                               num_blocks, BLOCK_N, NUM_STAGES, PAGE_SIZE)),
@@ -173,7 +221,7 @@ def descriptors(q: torch.Tensor, kv: torch.Tensor, block_n: int) -> tuple:
     )
 
 
-def compile_for_sm90(block_n: int, stages: int) -> dict:
+def compile_for_sm90(block_n: int, stages: int, overlap: bool) -> dict:
     """Compile without a GPU and report what the compiler made of the kernel."""
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
@@ -183,7 +231,7 @@ def compile_for_sm90(block_n: int, stages: int) -> dict:
     names = ("q_desc", "q_pe_desc", "lat_desc", "rope_desc")
     signature = {n: mangle_type(d) for n, d in zip(names, descriptors(q, kv, block_n), strict=True)}
     signature.update(page_table_ptr="*i32", out_ptr="*fp32", num_blocks="i32", scale_log2="fp32")
-    constants = {"BLOCK_N": block_n, "NUM_STAGES": stages, "PAGE_SIZE": PAGE}
+    constants = {"BLOCK_N": block_n, "NUM_STAGES": stages, "PAGE_SIZE": PAGE, "OVERLAP": overlap}
     signature.update({name: "constexpr" for name in constants})
     source = GluonASTSource(mla_ws_kernel, signature, constants)
     kernel = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8})
@@ -198,6 +246,7 @@ def compile_for_sm90(block_n: int, stages: int) -> dict:
     return {
         "block_n": block_n,
         "stages": stages,
+        "overlap": overlap,
         "shared_kb": round(kernel.metadata.shared / 1024, 1),
         "registers": int(regs),
         "stack_bytes": int(stack),
@@ -225,16 +274,19 @@ def run_on_gpu(programs: int, num_blocks: int, block_n: int, stages: int) -> dic
     scale = WIDTH**-0.5
     descs = descriptors(q, pool.view(pages * PAGE, WIDTH), block_n)
 
-    def probe():
+    def probe(overlap: bool):
         mla_ws_kernel[(programs,)](*descs, table, out, num_blocks, scale * 1.4426950408889634,
                                    BLOCK_N=block_n, NUM_STAGES=stages, PAGE_SIZE=PAGE,
-                                   num_warps=8)  # fmt: skip
+                                   OVERLAP=overlap, num_warps=8)  # fmt: skip
 
-    probe()
-    torch.cuda.synchronize()
     keys_0 = pool[table[0].long()].reshape(keys, WIDTH).float()
     ref = torch.softmax(q.float() @ keys_0.T * scale, -1) @ keys_0[:, :LAT]
-    error = ((out[:ROWS] - ref).norm() / ref.norm()).item()
+    errors = {}
+    for overlap in (False, True):
+        out.fill_(float("nan"))
+        probe(overlap)
+        torch.cuda.synchronize()
+        errors[overlap] = ((out[:ROWS] - ref).norm() / ref.norm()).item()
 
     seq_lens = torch.full((programs,), keys, device="cuda", dtype=torch.int32)
     queries = q.view(1, 1, ROWS, WIDTH).expand(programs, 1, ROWS, -1).contiguous()
@@ -248,11 +300,16 @@ def run_on_gpu(programs: int, num_blocks: int, block_n: int, stages: int) -> dic
     torch.cuda.synchronize()
     their_error = ((their_out[0, 0].float() - ref).norm() / ref.norm()).item()
     flops = programs * ROWS * keys * 2 * (WIDTH + LAT)
-    row = {"programs": programs, "keys_per_program": keys, "relative_error": error,
-           "splitkv_relative_error": their_error}  # fmt: skip
-    for name, fn in (("gluon_probe", probe), ("splitkv_64_row_tile", theirs)):
+    row = {"programs": programs, "keys_per_program": keys, "block_n": block_n, "stages": stages}
+    runs = {
+        "gluon_probe": (lambda: probe(False), errors[False]),
+        "gluon_probe_overlap": (lambda: probe(True), errors[True]),
+        "splitkv_64_row_tile": (theirs, their_error),
+    }
+    for name, (fn, error) in runs.items():
         _, p50, _ = cuda_graph_times_us(fn)
-        row[name] = {"p50_us": round(p50, 1), "tflops": round(flops / p50 / 1e6, 1)}
+        row[name] = {"relative_error": error, "p50_us": round(p50, 1),
+                     "tflops": round(flops / p50 / 1e6, 1)}  # fmt: skip
     return row
 
 
@@ -269,7 +326,8 @@ def main() -> None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
         print(json.dumps(run_on_gpu(args.programs, args.blocks, args.block_n, args.stages)))
     else:
-        print(json.dumps(compile_for_sm90(args.block_n, args.stages)))
+        for overlap in (False, True):
+            print(json.dumps(compile_for_sm90(args.block_n, args.stages, overlap)))
 
 
 if __name__ == "__main__":
