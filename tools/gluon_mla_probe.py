@@ -21,10 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 os.environ.setdefault("TRITON_INTERPRET", "0")  # Gluon compiles for real; no interpreter
@@ -235,21 +232,17 @@ def compile_for_sm90(block_n: int, stages: int, overlap: bool) -> dict:
     signature.update({name: "constexpr" for name in constants})
     source = GluonASTSource(mla_ws_kernel, signature, constants)
     kernel = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8})
-    cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
-        cubin.write(kernel.asm["cubin"])
-        cubin.flush()
-        usage = subprocess.run([str(cuobjdump), "--dump-resource-usage", cubin.name],
-                               capture_output=True, text=True, check=True).stdout  # fmt: skip
-    regs, stack = re.search(r"REG:(\d+) STACK:(\d+)", usage).groups()
+    from inspect_kernel import registers_and_stack  # this script's folder, tools/
+
+    regs, stack = registers_and_stack(kernel)
     ptx = kernel.asm["ptx"]
     return {
         "block_n": block_n,
         "stages": stages,
         "overlap": overlap,
         "shared_kb": round(kernel.metadata.shared / 1024, 1),
-        "registers": int(regs),
-        "stack_bytes": int(stack),
+        "registers": regs,
+        "stack_bytes": stack,
         "wgmma": ptx.count("wgmma.mma_async"),
         "bulk_copies": ptx.count("cp.async.bulk.tensor"),
         "setmaxnreg": ptx.count("setmaxnreg"),

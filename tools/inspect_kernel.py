@@ -24,11 +24,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from splitkv.kernels.mla_split import (
-    mla_balanced_kernel,
-    mla_balanced_program_kernel,
-    mla_split_kernel,
-)
+from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
 
 POINTERS = ("q_ptr", "kv_ptr", "page_table_ptr", "seq_lens_ptr", "partial_o_ptr", "partial_lse_ptr")
 SCALARS = (
@@ -72,11 +68,13 @@ def compile_split(
         constants["KV_TMA"] = True
     kernel = mla_split_kernel
     if balanced_batch:  # the balanced schedule's stage 1 (`num_programs` in place of splits)
-        kernel = mla_balanced_program_kernel if program_loop else mla_balanced_kernel
+        kernel = mla_balanced_kernel
         signature = {("num_programs" if k == "num_splits" else k): v for k, v in signature.items()}
         del constants["SPLIT_MAJOR"]
         constants["BLOCK_B"] = 1 << (balanced_batch - 1).bit_length()
         signature["piece_ranges_ptr"] = "*i32"
+        if program_loop:  # one program per schedule program, walking its pieces
+            constants["PROGRAM_LOOP"] = True
     signature.update({name: "constexpr" for name in constants})
     attrs = {(i,): [["tt.divisibility", 16]] for i in ALIGNED}
     source = ASTSource(kernel, signature, constants, attrs)
@@ -86,7 +84,9 @@ def compile_split(
     return triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options)
 
 
-def report(kernel) -> dict:
+def registers_and_stack(kernel) -> tuple[int, int]:
+    """Registers per thread and stack bytes of a compiled kernel, from the cuobjdump that ships
+    inside Triton's wheel (also used by tools/gluon_mla_probe.py)."""
     cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
     with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
         cubin.write(kernel.asm["cubin"])
@@ -94,13 +94,18 @@ def report(kernel) -> dict:
         usage = subprocess.run([str(cuobjdump), "--dump-resource-usage", cubin.name],
                                capture_output=True, text=True, check=True).stdout  # fmt: skip
     regs, stack = re.search(r"REG:(\d+) STACK:(\d+)", usage).groups()
+    return int(regs), int(stack)
+
+
+def report(kernel) -> dict:
+    regs, stack = registers_and_stack(kernel)
     ptx, ttgir = kernel.asm["ptx"], kernel.asm["ttgir"]
     buffers = re.findall(r"local_alloc : \(\) -> !ttg.memdesc<(\d+)x\d+x(?:512|256)x", ttgir)
     return {
         "shared_kb": round(kernel.metadata.shared / 1024, 1),
         "bulk_copies": ptx.count("cp.async.bulk.tensor"),
-        "registers": int(regs),
-        "stack_bytes": int(stack),
+        "registers": regs,
+        "stack_bytes": stack,
         "wgmma": ptx.count("wgmma.mma_async"),
         "mma_sync": ptx.count("mma.sync"),
         "kv_blocks_in_flight": int(buffers[0]) if buffers else 0,

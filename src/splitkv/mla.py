@@ -10,11 +10,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from splitkv.checks import MlaCall, check_mla_call, validate_decode_data
 from splitkv.kernels.merge import merge_splits_kernel
-from splitkv.kernels.mla_split import (
-    mla_balanced_kernel,
-    mla_balanced_program_kernel,
-    mla_split_kernel,
-)
+from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
 from splitkv.plan import (
     MAX_HEADS,
     MAX_QLEN,
@@ -168,12 +164,14 @@ def _launch(
     balanced = plan.schedule == "balanced"
     if balanced:
         # One program per partial slot (kernels/balanced.py), or per schedule program.
-        slots = plan.num_programs + call.batch
-        kernel, grid = mla_balanced_kernel, slots * plan.num_head_blocks
-        if plan.program_loop:  # one program per schedule program, walking its pieces
-            kernel, grid = mla_balanced_program_kernel, plan.num_programs * plan.num_head_blocks
+        programs = plan.num_programs + (0 if plan.program_loop else call.batch)
+        kernel, grid = mla_balanced_kernel, programs * plan.num_head_blocks
         schedule_args = (plan.num_programs,)
-        schedule_consts = {"BLOCK_B": plan.block_b, "piece_ranges_ptr": ws.piece_ranges}
+        schedule_consts = {
+            "BLOCK_B": plan.block_b,
+            "piece_ranges_ptr": ws.piece_ranges,
+            "PROGRAM_LOOP": plan.program_loop,
+        }
     else:
         kernel, grid = mla_split_kernel, plan.num_splits * call.batch * plan.num_head_blocks
         schedule_args = (plan.num_splits,)

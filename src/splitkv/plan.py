@@ -197,8 +197,9 @@ def plan_decode(
         program_loop: MLA, balanced schedule: launch one stage-1 program per schedule program,
             walking its pieces (every program then streams the same number of key blocks),
             instead of one per piece; the default grid is then one wave of programs. Default:
-            on for tiles of 32 and 64 rows (MTP), 3-13% faster on the H200's ragged batches
-            there, off for 16-row tiles (19-33% slower at qlen 1; docs/perf.md v0.2.5).
+            on for tiles of 32 and 64 rows (MTP, 128 heads), level to 25% faster on the H200's
+            ragged batches there, off for 16-row tiles (19-33% slower at qlen 1; docs/perf.md,
+            rows "session 7 program loop" and v0.2.6).
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).

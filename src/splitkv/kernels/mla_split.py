@@ -176,120 +176,81 @@ def mla_balanced_kernel(
     rope_desc=None,
     KV_TMA: tl.constexpr = False,
     piece_ranges_ptr=None,  # [batch, 2] int32: the merge's program range per request
+    PROGRAM_LOOP: tl.constexpr = False,
 ):
-    """Stage 1 on the balanced schedule (kernels/balanced.py): one program per slot of a head
-    block, attending the one piece of the schedule that writes that slot."""
+    """Stage 1 on the balanced schedule (kernels/balanced.py), writing the same slots either
+    way, so the merge is the same:
+    - one program per slot of a head block, attending the one piece that writes that slot;
+    - PROGRAM_LOOP (the `program_loop` plan): one program per schedule program, walking its
+      pieces request by request, so every program streams the same number of key blocks and
+      a grid of one wave ends together (one program per piece leaves the SMs that drew short
+      pieces idle while others finish whole shares)."""
     release_dependent_grid(RELEASE_MERGE)
     num_slots = num_programs + batch
-    slot = tl.program_id(0) % num_slots
-    head_block = tl.program_id(0) // num_slots
-    request, lo, hi, first_block, seq_len, _ = piece_of_slot(
-        seq_lens_ptr, batch, max_pages * PAGE_SIZE, 0, slot, num_programs, QLEN, BLOCK_B,
-        BLOCK_N, False,
-    )  # fmt: skip
-    rows = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
-    # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
-    slots = rows.to(tl.int64) * num_slots + slot
-    if request < batch:
-        if lo >= hi:
-            mark_empty(partial_lse_ptr, slots, rows < QLEN * NUM_HEADS)
-        else:
-            if head_block == 0:
-                record_piece_range(
-                    piece_ranges_ptr, request, slot, lo, hi, first_block, seq_len, 0, BLOCK_N
-                )
-            m_i, l_i, acc, row_ok, _q_pos = mla_attend_piece(
-                q_ptr, kv_ptr, page_table_ptr, request, head_block, lo, hi, first_block, seq_len,
-                num_pages, stride_q_batch, stride_q_pos, stride_q_head, stride_kv_page,
-                stride_kv_slot, stride_table_batch, scale_log2, NUM_HEADS, QLEN, HEAD_DIM_V,
-                HEAD_DIM_PE, BLOCK_DV, BLOCK_DPE, PAGE_SIZE, BLOCK_H, BLOCK_N, PREFETCH_PAGE,
-                LATENT_CHAINS, latent_desc, rope_desc, KV_TMA,
-            )  # fmt: skip
-            dv = tl.arange(0, BLOCK_DV)
-            store_partial(partial_o_ptr, partial_lse_ptr, slots, row_ok, m_i, l_i, acc, dv,
-                          dv < HEAD_DIM_V, HEAD_DIM_V)  # fmt: skip
-
-
-@triton.jit
-def mla_balanced_program_kernel(
-    q_ptr,
-    kv_ptr,
-    page_table_ptr,
-    seq_lens_ptr,
-    partial_o_ptr,
-    partial_lse_ptr,
-    scale_log2,
-    batch,
-    num_pages,
-    max_pages,
-    num_programs,
-    stride_q_batch,
-    stride_q_pos,
-    stride_q_head,
-    stride_kv_page,
-    stride_kv_slot,
-    stride_table_batch,
-    NUM_HEADS: tl.constexpr,
-    QLEN: tl.constexpr,
-    HEAD_DIM_V: tl.constexpr,
-    HEAD_DIM_PE: tl.constexpr,
-    BLOCK_DV: tl.constexpr,
-    BLOCK_DPE: tl.constexpr,
-    PAGE_SIZE: tl.constexpr,
-    BLOCK_H: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_B: tl.constexpr,
-    PREFETCH_PAGE: tl.constexpr,
-    RELEASE_MERGE: tl.constexpr = False,
-    LATENT_CHAINS: tl.constexpr = 1,
-    latent_desc=None,  # KV_TMA: as in mla_split_kernel
-    rope_desc=None,
-    KV_TMA: tl.constexpr = False,
-    piece_ranges_ptr=None,  # [batch, 2] int32: the merge's program range per request
-):
-    """Stage 1 on the balanced schedule with one program per schedule program (the
-    `program_loop` plan): it walks its pieces one request at a time, so every program streams
-    the same number of key blocks and a grid of one wave ends together (one program per piece
-    leaves the SMs that drew short pieces idle while others finish whole shares). Writes the
-    same slots as `mla_balanced_kernel`, so the merge is the same."""
-    release_dependent_grid(RELEASE_MERGE)
-    num_slots = num_programs + batch
-    program = tl.program_id(0) % num_programs
-    head_block = tl.program_id(0) // num_programs
-    lens, _firsts, blocks, cu_end, total = request_blocks(
-        seq_lens_ptr, batch, max_pages * PAGE_SIZE, 0, QLEN, BLOCK_B, BLOCK_N, False
-    )
-    lo_p, hi_p, first, last, spanned = program_requests(
-        cu_end, blocks, batch, program, num_programs, tl.maximum(total, 1), BLOCK_B
-    )
-    rows = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
-    # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
-    row_slots = rows.to(tl.int64) * num_slots + program
-    if spanned < batch:
-        mark_empty(partial_lse_ptr, row_slots + spanned, rows < QLEN * NUM_HEADS)
-    for i in range(0, last - first + 1):
-        request = first + i  # a tensor in the interpreter too (a range over it yields ints)
-        end = pick(cu_end, request, BLOCK_B)
-        start = end - pick(blocks, request, BLOCK_B)
-        lo = tl.maximum(lo_p, start)
-        hi = tl.minimum(hi_p, end)
-        if lo < hi:  # requests with no blocks between two others have no piece
-            seq_len = pick(lens, request, BLOCK_B)
-            if head_block == 0:
-                record_piece_range(
-                    piece_ranges_ptr, request, program + request, lo, hi, start, seq_len, 0,
-                    BLOCK_N,
+    if PROGRAM_LOOP:
+        program = tl.program_id(0) % num_programs
+        head_block = tl.program_id(0) // num_programs
+        lens, _firsts, blocks, cu_end, total = request_blocks(
+            seq_lens_ptr, batch, max_pages * PAGE_SIZE, 0, QLEN, BLOCK_B, BLOCK_N, False
+        )
+        lo_p, hi_p, first, last, spanned = program_requests(
+            cu_end, blocks, batch, program, num_programs, tl.maximum(total, 1), BLOCK_B
+        )
+        rows = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
+        # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
+        row_slots = rows.to(tl.int64) * num_slots + program
+        if spanned < batch:
+            mark_empty(partial_lse_ptr, row_slots + spanned, rows < QLEN * NUM_HEADS)
+        for i in range(0, last - first + 1):
+            request = first + i  # a tensor in the interpreter too (a range over it yields ints)
+            end = pick(cu_end, request, BLOCK_B)
+            start = end - pick(blocks, request, BLOCK_B)
+            lo = tl.maximum(lo_p, start)
+            hi = tl.minimum(hi_p, end)
+            if lo < hi:  # requests with no blocks between two others have no piece
+                seq_len = pick(lens, request, BLOCK_B)
+                if head_block == 0:
+                    record_piece_range(
+                        piece_ranges_ptr, request, program + request, lo, hi, start, seq_len, 0,
+                        BLOCK_N,
+                    )  # fmt: skip
+                m_i, l_i, acc, row_ok, _ = mla_attend_piece(
+                    q_ptr, kv_ptr, page_table_ptr, request, head_block, lo, hi, start, seq_len,
+                    num_pages, stride_q_batch, stride_q_pos, stride_q_head, stride_kv_page,
+                    stride_kv_slot, stride_table_batch, scale_log2, NUM_HEADS, QLEN, HEAD_DIM_V,
+                    HEAD_DIM_PE, BLOCK_DV, BLOCK_DPE, PAGE_SIZE, BLOCK_H, BLOCK_N, PREFETCH_PAGE,
+                    LATENT_CHAINS, latent_desc, rope_desc, KV_TMA,
                 )  # fmt: skip
-            m_i, l_i, acc, row_ok, _ = mla_attend_piece(
-                q_ptr, kv_ptr, page_table_ptr, request, head_block, lo, hi, start, seq_len,
-                num_pages, stride_q_batch, stride_q_pos, stride_q_head, stride_kv_page,
-                stride_kv_slot, stride_table_batch, scale_log2, NUM_HEADS, QLEN, HEAD_DIM_V,
-                HEAD_DIM_PE, BLOCK_DV, BLOCK_DPE, PAGE_SIZE, BLOCK_H, BLOCK_N, PREFETCH_PAGE,
-                LATENT_CHAINS, latent_desc, rope_desc, KV_TMA,
-            )  # fmt: skip
-            dv = tl.arange(0, BLOCK_DV)
-            store_partial(partial_o_ptr, partial_lse_ptr, row_slots + request, row_ok, m_i, l_i,
-                          acc, dv, dv < HEAD_DIM_V, HEAD_DIM_V)  # fmt: skip
+                dv = tl.arange(0, BLOCK_DV)
+                store_partial(partial_o_ptr, partial_lse_ptr, row_slots + request, row_ok, m_i,
+                              l_i, acc, dv, dv < HEAD_DIM_V, HEAD_DIM_V)  # fmt: skip
+    else:
+        slot = tl.program_id(0) % num_slots
+        head_block = tl.program_id(0) // num_slots
+        request, lo, hi, first_block, seq_len, _first_key = piece_of_slot(
+            seq_lens_ptr, batch, max_pages * PAGE_SIZE, 0, slot, num_programs, QLEN, BLOCK_B,
+            BLOCK_N, False,
+        )  # fmt: skip
+        rows = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
+        slots = rows.to(tl.int64) * num_slots + slot
+        if request < batch:
+            if lo >= hi:
+                mark_empty(partial_lse_ptr, slots, rows < QLEN * NUM_HEADS)
+            else:
+                if head_block == 0:
+                    record_piece_range(
+                        piece_ranges_ptr, request, slot, lo, hi, first_block, seq_len, 0, BLOCK_N
+                    )
+                m_i, l_i, acc, row_ok, _q_pos = mla_attend_piece(
+                    q_ptr, kv_ptr, page_table_ptr, request, head_block, lo, hi, first_block,
+                    seq_len, num_pages, stride_q_batch, stride_q_pos, stride_q_head,
+                    stride_kv_page, stride_kv_slot, stride_table_batch, scale_log2, NUM_HEADS,
+                    QLEN, HEAD_DIM_V, HEAD_DIM_PE, BLOCK_DV, BLOCK_DPE, PAGE_SIZE, BLOCK_H,
+                    BLOCK_N, PREFETCH_PAGE, LATENT_CHAINS, latent_desc, rope_desc, KV_TMA,
+                )  # fmt: skip
+                dv = tl.arange(0, BLOCK_DV)
+                store_partial(partial_o_ptr, partial_lse_ptr, slots, row_ok, m_i, l_i, acc, dv,
+                              dv < HEAD_DIM_V, HEAD_DIM_V)  # fmt: skip
 
 
 @triton.jit
