@@ -72,6 +72,8 @@ def main() -> None:
     parser.add_argument("--kv-tma", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--program-loop", action=argparse.BooleanOptionalAction, default=None,
                         help="balanced MLA: one program per schedule program")  # fmt: skip
+    parser.add_argument("--warp-specialized", action=argparse.BooleanOptionalAction,
+                        default=None, help="MLA 64-row tiles: the Gluon stage 1")  # fmt: skip
     parser.add_argument("--grid-order", nargs="+", default=["split_major"])
     parser.add_argument("--calls", type=int, default=2)
     args = parser.parse_args()
@@ -92,7 +94,8 @@ def main() -> None:
             device="cuda", num_splits=args.splits, grid_order=order, schedule=args.schedule,
             seq_lens=lengths, block_n=args.block_n, num_stages=args.num_stages,
             page_prefetch=args.page_prefetch, **plan_shape,
-            **{k: v for k, v in (("kv_tma", args.kv_tma), ("program_loop", args.program_loop))
+            **{k: v for k, v in (("kv_tma", args.kv_tma), ("program_loop", args.program_loop),
+                                 ("warp_specialized", args.warp_specialized))
                if v is not None},
         )  # fmt: skip
         for _ in range(args.calls):

@@ -56,3 +56,16 @@ def test_gluon_probe_compiles_warp_specialized():
             assert report["stack_bytes"] == 0 and report["setmaxnreg"] > 0
             assert report["wgmma"] > 0 and report["bulk_copies"] > 0
             assert report["shared_kb"] <= 227  # the H200's shared memory per block
+
+
+@pytest.mark.parametrize("page_size,heads,qlen", [(64, 128, 1), (8, 16, 8), (256, 12, 8)])
+def test_warp_specialized_kernel_compiles(page_size, heads, qlen):
+    # The library's Gluon stage 1 (kernels/mla_warp_specialized.py): a producer warp of bulk
+    # copies (one per page a block spans) beside two wgmma warpgroups, no spills, one program
+    # per SM's shared memory.
+    report = compiled("--warp-specialized", "--page-size", str(page_size), "--heads", str(heads),
+                      "--qlen", str(qlen))  # fmt: skip
+    assert report["stack_bytes"] == 0 and report["setmaxnreg"] > 0 and report["wgmma"] > 0
+    copies_per_block = 3 * (64 // min(page_size, 64))  # two latent halves and the rope part
+    assert report["bulk_copies"] > 0 and report["bulk_copies"] % copies_per_block == 0
+    assert report["shared_kb"] <= 227

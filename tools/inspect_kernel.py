@@ -4,6 +4,7 @@ KV blocks the software pipeliner keeps in flight (buffers of the K tiles in the 
 
     python tools/inspect_kernel.py                                # a few standard configurations
     python tools/inspect_kernel.py --block-h 16 --block-n 32 --warps 4 --stages 3 --prefetch
+    python tools/inspect_kernel.py --warp-specialized --page-size 16 --heads 128  # the Gluon one
 
 Uses the ptxas and cuobjdump that ship inside Triton's wheel; sm_90 (H100/H200) by default.
 """
@@ -84,6 +85,34 @@ def compile_split(
     return triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options)
 
 
+def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int):
+    """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
+    builds it (splitkv/warp_specialized.py), bfloat16."""
+    import torch
+    from triton.experimental.gluon._runtime import GluonASTSource
+    from triton.runtime.jit import mangle_type
+
+    from splitkv import warp_specialized as ws
+    from splitkv.kernels.mla_warp_specialized import mla_warp_specialized_kernel
+
+    pool = torch.empty(4, page_size, ws.HEAD_DIM_QK, dtype=torch.bfloat16)
+    lat_desc, rope_desc = ws.kv_row_descriptors(pool, page_size)
+    signature = {"q_ptr": "*bf16", "lat_desc": mangle_type(lat_desc),
+                 "rope_desc": mangle_type(rope_desc), "page_table_ptr": "*i32",
+                 "seq_lens_ptr": "*i32", "key_starts_ptr": "*i32", "partial_o_ptr": "*fp32",
+                 "partial_lse_ptr": "*fp32", "scale_log2": "fp32"}  # fmt: skip
+    for name in ("batch", "max_pages", "num_splits", "stride_q_batch", "stride_q_pos",
+                 "stride_q_head", "stride_table_batch"):  # fmt: skip
+        signature[name] = "i32"
+    constants = {"NUM_HEADS": heads, "QLEN": qlen, "PAGE_SIZE": page_size,
+                 "BLOCK_N": ws.BLOCK_N, "NUM_STAGES": ws.NUM_STAGES, "SPLIT_MAJOR": True,
+                 "HAS_KEY_START": False}  # fmt: skip
+    signature.update({name: "constexpr" for name in constants})
+    source = GluonASTSource(mla_warp_specialized_kernel, signature, constants)
+    target = GPUTarget("cuda", arch, 32)
+    return triton.compile(source, target=target, options={"num_warps": ws.NUM_WARPS})
+
+
 def registers_and_stack(kernel) -> tuple[int, int]:
     """Registers per thread and stack bytes of a compiled kernel, from the cuobjdump that ships
     inside Triton's wheel (also used by tools/gluon_mla_probe.py)."""
@@ -128,9 +157,19 @@ def main() -> None:
     parser.add_argument(
         "--program-loop", action="store_true", help="balanced: one program per schedule program"
     )
+    parser.add_argument(
+        "--warp-specialized", action="store_true", help="the Gluon 64-row stage 1 instead"
+    )
+    parser.add_argument("--qlen", type=int, default=1, help="--warp-specialized: query positions")
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
+    if args.warp_specialized:
+        kernel = compile_warp_specialized(args.page_size, args.heads, args.qlen, args.arch)
+        row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
+               **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg")}  # fmt: skip
+        print(json.dumps(row) if args.json else row)
+        return
     configs = STANDARD
     if args.block_h:
         configs = [(args.block_h, args.block_n, args.warps, args.stages, args.prefetch)]

@@ -11,9 +11,9 @@ mkdir -p "$out"
 PYTHONPATH=$PWD/src ncu --clock-control none -k "regex:$kernel" --launch-skip 1 --launch-count 1 \
   --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
   --section Occupancy --section LaunchStats --section SchedulerStats \
-  --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,gpu__time_duration.sum" \
+  --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,gpu__time_duration.sum,sm__cycles_active.max,sm__cycles_active.min,sm__cycles_active.avg" \
   -f -o "$out/$name" python3 benchmarks/profile_one.py "$@" 2>&1 | grep -v "^==PROF==" | tail -5
 ncu -i "$out/$name.ncu-rep" --page details --print-details all >"$out/${name}_details.txt" 2>&1
 ncu -i "$out/$name.ncu-rep" --page raw --csv >"$out/${name}_raw.csv" 2>&1
-grep -E "Duration|DRAM Throughput|Memory Throughput|L2 Hit|Registers|Achieved Occupancy|issue_stalled|Warp Cycles Per Issued|Issued Ipc|No Eligible" \
+grep -E "Duration|DRAM Throughput|Memory Throughput|L2 Hit|Registers|Achieved Occupancy|issue_stalled|Warp Cycles Per Issued|Issued Ipc|No Eligible|sm__cycles_active" \
   "$out/${name}_details.txt" | head -60

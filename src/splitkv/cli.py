@@ -84,6 +84,7 @@ def _kind_knobs(args: argparse.Namespace) -> dict:
 # `splitkv.bench.ablations` by name (imported only when a bench runs).
 ABLATION_CHOICES = (
     "grid_order", "merge", "merge_tile", "pipeline", "schedule", "gqa_schedule", "wide_tile",
+    "warp_specialized",
 )  # fmt: skip
 
 
@@ -150,6 +151,11 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         (
             "--program-loop",
             "balanced MLA: one stage-1 program per schedule program, walking its pieces",
+        ),
+        (
+            "--warp-specialized",
+            "MLA 64-row tiles on Hopper: stage 1 on the warp-specialized Gluon kernel "
+            "(default: wherever it can run)",
         ),
         (
             "--dependent-launch",
@@ -275,6 +281,7 @@ def _trials(args: argparse.Namespace) -> list:
             "latent_chains",
             "kv_tma",
             "program_loop",
+            "warp_specialized",
             "dependent_launch",
             "schedule",
             "num_programs",
@@ -440,6 +447,7 @@ def _print_plan(plan) -> None:
         "schedule",
         "num_programs",
         "program_loop",
+        "warp_specialized",
         "merge_block_s",
         "merge_d_split",
         "merge_num_warps",

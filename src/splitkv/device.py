@@ -75,7 +75,9 @@ class DeviceSpec:
     hbm_bytes_per_s: datasheet bandwidth (a lead; benchmarks measure the real ceiling).
     dependent_launch: programmatic dependent launch works (NVIDIA Hopper and later): the merge
     launches while stage 1 runs. bulk_copies: the tensor memory accelerator (TMA) copies
-    tiles between global and shared memory (NVIDIA Hopper and later).
+    tiles between global and shared memory (NVIDIA Hopper and later). warpgroup_mma: the
+    asynchronous warpgroup matrix multiply (wgmma) of sm_90 (Hopper only: Blackwell has tcgen05
+    instead), which the warp-specialized MLA kernel is built on.
 
     >>> DeviceSpec.preset("h200").compute_units
     132
@@ -89,6 +91,7 @@ class DeviceSpec:
     tunables: PartitionTunables = field(default_factory=PartitionTunables)
     dependent_launch: bool = False
     bulk_copies: bool = False
+    warpgroup_mma: bool = False
 
     @classmethod
     def preset(cls, name: str) -> DeviceSpec:
@@ -127,6 +130,7 @@ def _cuda_spec(index: int) -> DeviceSpec:
         "l2_bytes": getattr(props, "L2_cache_size", 0) or (preset.l2_bytes if preset else 0),
         "dependent_launch": torch.version.hip is None and props.major >= 9,
         "bulk_copies": torch.version.hip is None and props.major >= 9,
+        "warpgroup_mma": torch.version.hip is None and props.major == 9,
     }
     if preset is not None:
         return dataclasses.replace(preset, **measured)
@@ -183,16 +187,19 @@ def _tuned(preset: str, default: PartitionTunables) -> PartitionTunables:
     return PartitionTunables(**fields)
 
 
-def _hopper_on(name: str, sms: int, l2_domains: int, l2_bytes: int, hbm: float) -> DeviceSpec:
-    """An NVIDIA preset from Hopper on: PDL and bulk copies, its fitted table if any."""
+def _hopper_on(
+    name: str, sms: int, l2_domains: int, l2_bytes: int, hbm: float, wgmma: bool = True
+) -> DeviceSpec:
+    """An NVIDIA preset from Hopper on: PDL and bulk copies (wgmma on Hopper itself), its
+    fitted table if any."""
     tunables = _tuned(name, _NVIDIA_TUNABLES)
-    return DeviceSpec(name, sms, l2_domains, l2_bytes, hbm, tunables, True, True)
+    return DeviceSpec(name, sms, l2_domains, l2_bytes, hbm, tunables, True, True, wgmma)
 
 
 _PRESETS = {
     "h100": _hopper_on("h100", 132, 1, 50 * MiB, 3.35e12),
     "h200": _hopper_on("h200", 132, 1, 60 * MiB, 4.8e12),
-    "b200": _hopper_on("b200", 148, 2, 126 * MiB, 8.0e12),
+    "b200": _hopper_on("b200", 148, 2, 126 * MiB, 8.0e12, wgmma=False),
     "mi300x": DeviceSpec("mi300x", 304, 8, 32 * MiB, 5.3e12, PartitionTunables()),
     "mi355x": DeviceSpec("mi355x", 256, 8, 32 * MiB, 8.0e12, PartitionTunables(fitted=True)),
 }

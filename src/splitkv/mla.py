@@ -8,6 +8,7 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+from splitkv import warp_specialized
 from splitkv.checks import MlaCall, check_mla_call, validate_decode_data
 from splitkv.kernels.merge import merge_splits_kernel
 from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
@@ -185,41 +186,47 @@ def _launch(
         descriptors = kv_descriptors(kv, call.page_size, plan.block_n, block_dv, block_dpe)
         schedule_consts.update(descriptors)
     with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
-        kernel[(grid,)](
-            q,
-            kv,
-            page_table,
-            seq_lens,
-            *((key_starts if key_starts is not None else seq_lens,) if not balanced else ()),
-            ws.partial_o,
-            ws.partial_lse,
-            call.scale * LOG2_E,
-            call.batch,
-            kv.shape[0],
-            page_table.shape[1],
-            *schedule_args,
-            q.stride(0),
-            q.stride(1),
-            q.stride(2),
-            kv.stride(0),
-            kv.stride(1),
-            page_table.stride(0),
-            NUM_HEADS=call.num_heads,
-            QLEN=call.qlen,
-            HEAD_DIM_V=plan.head_dim_v,
-            HEAD_DIM_PE=head_dim_pe,
-            BLOCK_DV=block_dv,
-            BLOCK_DPE=block_dpe,
-            PAGE_SIZE=call.page_size,
-            BLOCK_H=plan.block_h,
-            BLOCK_N=plan.block_n,
-            PREFETCH_PAGE=plan.page_prefetch,
-            LATENT_CHAINS=plan.latent_chains,
-            RELEASE_MERGE=plan.dependent_launch,
-            num_warps=plan.split_num_warps,
-            num_stages=plan.split_num_stages,
-            **schedule_consts,
+        # The warp-specialized kernel where the plan took it and the pool can be described;
+        # otherwise the Triton kernel with the plan's (same-tile) knobs.
+        launched = plan.warp_specialized and warp_specialized.launch_stage_one(
+            plan, q, kv, call.page_size, page_table, seq_lens, key_starts, call.scale * LOG2_E
         )
+        if not launched:
+            kernel[(grid,)](
+                q,
+                kv,
+                page_table,
+                seq_lens,
+                *((key_starts if key_starts is not None else seq_lens,) if not balanced else ()),
+                ws.partial_o,
+                ws.partial_lse,
+                call.scale * LOG2_E,
+                call.batch,
+                kv.shape[0],
+                page_table.shape[1],
+                *schedule_args,
+                q.stride(0),
+                q.stride(1),
+                q.stride(2),
+                kv.stride(0),
+                kv.stride(1),
+                page_table.stride(0),
+                NUM_HEADS=call.num_heads,
+                QLEN=call.qlen,
+                HEAD_DIM_V=plan.head_dim_v,
+                HEAD_DIM_PE=head_dim_pe,
+                BLOCK_DV=block_dv,
+                BLOCK_DPE=block_dpe,
+                PAGE_SIZE=call.page_size,
+                BLOCK_H=plan.block_h,
+                BLOCK_N=plan.block_n,
+                PREFETCH_PAGE=plan.page_prefetch,
+                LATENT_CHAINS=plan.latent_chains,
+                RELEASE_MERGE=plan.dependent_launch,
+                num_warps=plan.split_num_warps,
+                num_stages=plan.split_num_stages,
+                **schedule_consts,
+            )
         if merge:
             merge_workspace(
                 plan, seq_lens, out, lse, max_seq_len=max_seq_len, key_starts=key_starts

@@ -13,6 +13,7 @@ from typing import Literal
 
 import torch
 
+from splitkv import warp_specialized as ws
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
 from splitkv.kernels.merge import SMALL_S
@@ -70,7 +71,8 @@ class DecodePlan:
     `schedule` "balanced" replaces the splits by `num_programs` programs per head block that
     share the batch's key blocks evenly (ragged batches; `block_b` is the batch bound the
     kernels scan; `program_loop` launches one program per schedule program instead of one per
-    piece); "uniform" splits every request into `num_splits`.
+    piece); "uniform" splits every request into `num_splits`. `warp_specialized` (MLA,
+    uniform, 64-row tiles on Hopper) runs stage 1 on the Gluon kernel instead of the Triton one.
     Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row;
     `dependent_launch` starts it as a programmatic dependent of stage 1.
     """
@@ -101,6 +103,7 @@ class DecodePlan:
     latent_chains: int
     kv_tma: bool
     program_loop: bool
+    warp_specialized: bool
     dependent_launch: bool
     merge_block_s: int
     merge_d_split: int
@@ -145,6 +148,7 @@ def plan_decode(
     latent_chains: int | None = None,
     kv_tma: bool | None = None,
     program_loop: bool | None = None,
+    warp_specialized: bool | None = None,
     dependent_launch: bool | None = None,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
     head_dim_v: int = MLA_HEAD_DIM_V,
@@ -200,6 +204,16 @@ def plan_decode(
             on for tiles of 32 and 64 rows (MTP, 128 heads), level to 25% faster on the H200's
             ragged batches there, off for 16-row tiles (19-33% slower at qlen 1; docs/perf.md,
             rows "session 7 program loop" and v0.2.6).
+        warp_specialized: MLA, uniform schedule, 64-row head blocks (33 to 128 query rows: 128
+            heads, MTP), bfloat16 or float16, page_size >= 8, Hopper (sm_90): run stage 1 on
+            the Gluon kernel whose copies and matrix multiplies run on different warps
+            (kernels/mla_warp_specialized.py; 64-key blocks, 2 stages, 8 + 1 warps) instead of
+            the Triton tile; a call whose cache is not page-contiguous with 16-byte aligned rows
+            falls back to the Triton tile. Default: on wherever it can run and the splits are
+            longer than one 64-key block (nothing to overlap in one), unless block_n,
+            num_warps, num_stages, latent_chains, kv_tma or page_prefetch are given (they
+            configure the Triton tile). H200: 1.6x the Triton tile's rate on the same work
+            (docs/perf.md, session 8).
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).
@@ -307,6 +321,26 @@ def plan_decode(
         )
     if default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
+    warp_specialized = _warp_specialized(
+        warp_specialized,
+        pinned=(block_n, num_warps, num_stages, kv_tma, page_prefetch, latent_chains),
+        # Splits of one 64-key block leave the copies nothing to overlap (16 heads x qlen 4,
+        # 8k x 1, 128 splits: 21.0 us against the Triton tile's 20.3; session 8).
+        pays=-(-max_seq_len // num_splits) > ws.BLOCK_N,
+        kind=kind,
+        balanced=balanced,
+        block_h=block_h,
+        head_dim_qk=head_dim_qk,
+        head_dim_v=head_dim_v,
+        dtype=dtype,
+        page_size=page_size,
+        warpgroup_mma=spec.warpgroup_mma,
+        interpreted=interpreted,
+    )
+    if warp_specialized:
+        # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
+        block_n, num_warps, num_stages = ws.BLOCK_N, ws.NUM_WARPS, ws.NUM_STAGES
+        kv_tma, page_prefetch, latent_chains = False, False, 1
     short_tile = block_h <= MIN_DOT
     split_keys = -(-max_seq_len // num_splits)  # keys per split of the longest request
     # balanced_prefetch: the default chose prefetch for balanced MLA programs of <= 32 rows,
@@ -449,12 +483,26 @@ def plan_decode(
         latent_chains=latent_chains,
         kv_tma=kv_tma,
         program_loop=program_loop,
+        warp_specialized=warp_specialized,
         dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,
         merge_num_warps=merge_num_warps,
         workspace=workspace,
     )
+
+
+def _warp_specialized(requested: bool | None, *, pinned: tuple, pays: bool, **config) -> bool:
+    """The plan's `warp_specialized`: as requested (ValueError where it cannot run), else on
+    wherever it can run and pays, unless a Triton-tile knob was pinned."""
+    if requested is not None and not isinstance(requested, bool):
+        raise TypeError(f"warp_specialized: expected a bool, got {type(requested).__name__}")
+    reason = ws.unsupported_reason(**config)
+    if requested and reason is not None:
+        raise ValueError(f"warp_specialized: {reason}")
+    if requested is None:
+        return reason is None and pays and all(knob is None for knob in pinned)
+    return requested
 
 
 def balanced_grid(kind: str, block_h: int, wave_programs: int, batch_size: int) -> int:

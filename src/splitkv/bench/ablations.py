@@ -52,6 +52,16 @@ def merge_tile_shapes() -> list[BenchShape]:
     return ragged + mtp + uniform + [BenchShape(12, ctx, 1) for ctx in CONTEXTS]
 
 
+def warp_specialized_shapes() -> list[BenchShape]:
+    """Target 3's compute-bound shapes (128 heads; 16 heads x qlen 8) and MTP at qlen 4: the
+    64-row tiles the warp-specialized kernel runs."""
+    wide = [BenchShape(128, ctx, bs) for ctx in (8192, *CONTEXTS) for bs in (1, 8, 48)]
+    mtp = [
+        BenchShape(16, ctx, bs, qlen=q) for q in (4, 8) for ctx in (8192, 68096) for bs in (1, 8)
+    ]
+    return wide + mtp + [BenchShape(128, 8192, 128)]
+
+
 _PREFETCH = {"page_prefetch": True}
 # The balanced trials' base: one program per piece (program_loop off, the default for 16-row
 # tiles; the trial "balanced, program loop" walks pieces).
@@ -169,6 +179,14 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
         ],
         merge_tile_shapes,
         True,
+    ),
+    "warp_specialized": (  # the 64-row tile: Gluon, copies and math on different warps
+        [
+            Trial("default plan (warp-specialized)", {}),
+            Trial("Triton 64-row tile", {"warp_specialized": False}),
+        ],
+        warp_specialized_shapes,
+        False,
     ),
     "gqa_schedule": (  # GQA's balanced grid: one wave of programs, or of launched pieces
         [

@@ -1,0 +1,282 @@
+"""Stage 1 of MLA decode for 64-row tiles on Hopper (sm_90), warp-specialized in Gluon: the
+uniform-split kernel of `mla_split.py`, rebuilt so the copies and the math run on different
+warps (the `warp_specialized` plan; measured against the Triton tile in docs/perf.md).
+
+One program attends one head block of 64 query rows of one request to one key split, and
+writes the same partials as `mla_split_kernel` (so the merge is the same):
+    partial_o   [batch, qlen * heads, num_splits, 512] float32, normalised (acc / l)
+    partial_lse [batch, qlen * heads, num_splits]      float32, base 2
+- a one-warp producer partition brings each key block in by bulk tensor copies (TMA) through
+  the request's page-table row, into a ring of NUM_STAGES shared-memory buffers guarded by
+  mbarriers (the hardware bounds-checks every copy: a corrupt page id reads zeros, never
+  outside the pool);
+- the default partition, two warpgroups that split the columns of S and of O, runs
+  S = Q K^T and O += P V as wgmma with K and V straight from those buffers, the online softmax
+  in registers between them, and releases each buffer when its last wgmma has read it.
+Why it is faster than the Triton tile: there the same warps issue the loads, wait for them and
+do the math, so each block's copy latency and softmax sit between its matrix multiplies.
+
+Absorbed MLA only: keys `[latent 512 | rope 64]`, values the latent part of the same rows.
+"""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+LATENT = gl.constexpr(512)
+ROPE = gl.constexpr(64)
+HALF = gl.constexpr(256)  # a bulk copy's box is at most 256 elements wide: two per latent row
+BLOCK_M = gl.constexpr(64)  # query rows: one warpgroup's wgmma M, four warps of 16 rows
+LN2 = gl.constexpr(0.6931471805599453)
+
+
+@gluon.jit
+def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
+                    first_key, num_blocks, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                    PAGE_SIZE: gl.constexpr):  # fmt: skip
+    """Producer: key block j (keys first_key + j * BLOCK_N onward) into stage j % NUM_STAGES
+    once the consumers released it. A block spans BLOCK_N // SUB pages of SUB rows when pages
+    are shorter than blocks; a page index past the table row (the tail of a last block) is
+    clamped to its last entry, and those keys are masked by the consumers."""
+    SUB: gl.constexpr = PAGE_SIZE if PAGE_SIZE < BLOCK_N else BLOCK_N
+    COPIES: gl.constexpr = BLOCK_N // SUB
+    BLOCK_BYTES: gl.constexpr = COPIES * (
+        2 * lat_desc.block_type.nbytes + rope_desc.block_type.nbytes
+    )
+    for j in range(num_blocks):
+        stage = j % NUM_STAGES
+        # The first pass over the ring has nothing to wait for.
+        mbarrier.wait(empty.index(stage), ((j // NUM_STAGES) & 1) ^ 1, pred=j >= NUM_STAGES)
+        mbarrier.expect(ready.index(stage), BLOCK_BYTES)
+        for c in gl.static_range(COPIES):
+            key = first_key + j * BLOCK_N + c * SUB
+            page = gl.load(table_row + gl.minimum(key // PAGE_SIZE, max_pages - 1))
+            row = page * PAGE_SIZE + key % PAGE_SIZE
+            bar = ready.index(stage)
+            tma.async_copy_global_to_shared(
+                lat_desc, [row, 0], bar, k_lo.index(stage).slice(c * SUB, SUB)
+            )
+            tma.async_copy_global_to_shared(
+                lat_desc, [row, HALF], bar, k_hi.index(stage).slice(c * SUB, SUB)
+            )
+            tma.async_copy_global_to_shared(
+                rope_desc, [row, LATENT], bar, k_pe.index(stage).slice(c * SUB, SUB)
+            )
+
+
+@gluon.jit
+def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_blocks, first_key,
+                      lo_key, hi_key, seq_len, last_key, head_block, slot_base, split, num_splits,
+                      rows_total,
+                      partial_o_ptr, partial_lse_ptr, scale_log2, NUM_HEADS: gl.constexpr,
+                      BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr):  # fmt: skip
+    """Consumers: the online softmax over the ring's blocks, then the split's partial.
+
+    Row r (query position q_pos) sees keys [lo_key, min(hi_key, last_key + q_pos + 1)); only
+    blocks that reach past a bound pay for the mask. Each block's wgmma finish before its
+    softmax: overlapping the softmax with the previous block's P V measured slower (the probe,
+    docs/perf.md session 8)."""
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, BLOCK_N // 2, 16]
+    )
+    o_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, 128, 16]
+    )
+    p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+    s_rows: gl.constexpr = gl.SliceLayout(1, s_layout)
+    o_rows: gl.constexpr = gl.SliceLayout(1, o_layout)
+    rows = gl.arange(0, BLOCK_M, s_rows)
+    q_pos = (head_block * BLOCK_M + rows) // NUM_HEADS
+    row_limit = gl.minimum(hi_key, last_key + q_pos + 1)  # keys past it are masked
+    unmasked_end = gl.minimum(hi_key, last_key + 1)  # blocks ending here need no mask
+    cols = gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
+    m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, s_rows)
+    l_i = gl.zeros([BLOCK_M], gl.float32, s_rows)
+    o_lo = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
+    o_hi = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
+    for j in range(num_blocks):
+        stage = j % NUM_STAGES
+        mbarrier.wait(ready.index(stage), (j // NUM_STAGES) & 1)
+        block_key = first_key + j * BLOCK_N
+        if block_key + BLOCK_N > seq_len:
+            # Rows past the request's end hold whatever the page holds (NaN, say): a masked
+            # score gives them weight 0, but 0 * NaN in P V is NaN, so they become zeros.
+            zero_rows_from(k_lo.index(stage), seq_len - block_key, BLOCK_N)
+            zero_rows_from(k_hi.index(stage), seq_len - block_key, BLOCK_N)
+            fence_async_shared()  # the zeros, visible to the wgmma (the async proxy)
+            gl.thread_barrier()  # of this partition's warps: all rows zeroed before any reads
+        scores = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+        scores = warpgroup_mma(q_lo, k_lo.index(stage).permute((1, 0)), scores, is_async=True)
+        scores = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), scores, is_async=True)
+        scores = warpgroup_mma(q_pe, k_pe.index(stage).permute((1, 0)), scores, is_async=True)
+        scores = warpgroup_mma_wait(num_outstanding=0, deps=(scores,))
+        scores = scores * scale_log2
+        if (block_key < lo_key) | (block_key + BLOCK_N > unmasked_end):
+            keys = block_key + cols
+            visible = (keys[None, :] >= lo_key) & (keys[None, :] < row_limit[:, None])
+            scores = gl.where(visible, scores, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(scores, 1))
+        # A row with nothing visible yet keeps m = -inf: subtract 0 there, not -inf (no NaN).
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        p = gl.exp2(scores - m_safe[:, None])
+        alpha = gl.exp2(m_i - m_safe)
+        l_i = l_i * alpha + gl.sum(p, 1)
+        m_i = m_new
+        alpha_o = gl.convert_layout(alpha, o_rows)[:, None]
+        p_op = gl.convert_layout(p.to(q_lo.dtype), p_layout)
+        o_lo = warpgroup_mma(p_op, k_lo.index(stage), o_lo * alpha_o, is_async=True)
+        o_hi = warpgroup_mma(p_op, k_hi.index(stage), o_hi * alpha_o, is_async=True)
+        o_lo, o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi))
+        mbarrier.arrive(empty.index(stage), count=1)
+
+    # The partial: rows that saw no key get out 0 and lse -inf (the merge weighs them 0).
+    row_ok = (head_block * BLOCK_M + rows < rows_total) & (num_blocks > 0)
+    has_keys = l_i > 0.0
+    lse = gl.where(has_keys, m_i + gl.log2(gl.where(has_keys, l_i, 1.0)), float("-inf"))
+    slots = (slot_base + rows.to(gl.int64)) * num_splits + split
+    gl.store(partial_lse_ptr + slots, lse, mask=row_ok)
+    inv_l = gl.convert_layout(gl.where(has_keys, 1.0 / gl.where(has_keys, l_i, 1.0), 0.0), o_rows)
+    o_slots = gl.convert_layout(slots, o_rows)[:, None] * LATENT
+    o_ok = gl.convert_layout(row_ok, o_rows)[:, None]
+    d = gl.arange(0, HALF, gl.SliceLayout(0, o_layout))[None, :]
+    gl.store(partial_o_ptr + o_slots + d, o_lo * inv_l[:, None], mask=o_ok)
+    gl.store(partial_o_ptr + o_slots + HALF + d, o_hi * inv_l[:, None], mask=o_ok)
+
+
+@gluon.jit
+def zero_rows_from(buffer, first_row, BLOCK_N: gl.constexpr):
+    """Rows [first_row, BLOCK_N) of a [BLOCK_N, 256] shared buffer set to 0, 16 rows at a time
+    (a whole tile at once would need 32 more registers per thread beside O's 128)."""
+    layout: gl.constexpr = gl.BlockedLayout([1, 8], [2, 16], [8, 1], [1, 0])
+    for r in gl.static_range(0, BLOCK_N, 16):
+        part = buffer.slice(r, 16)
+        rows = r + gl.arange(0, 16, gl.SliceLayout(1, layout))
+        values = part.load(layout)
+        part.store(gl.where((rows < first_row)[:, None], values, 0.0).to(values.dtype))
+
+
+@gluon.jit
+def load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos, stride_q_head,
+                    rows_total, NUM_HEADS: gl.constexpr, COL0: gl.constexpr,
+                    COLS: gl.constexpr, layout: gl.constexpr):  # fmt: skip
+    """Columns [COL0, COL0 + COLS) of the head block's 64 query rows (row r: query position
+    r // heads, head r % heads); rows past the request's are 0."""
+    rows = head_block * BLOCK_M + gl.arange(0, BLOCK_M, gl.SliceLayout(1, layout))
+    offsets = (
+        request.to(gl.int64) * stride_q_batch
+        + (rows // NUM_HEADS).to(gl.int64) * stride_q_pos
+        + (rows % NUM_HEADS).to(gl.int64) * stride_q_head
+    )
+    cols = COL0 + gl.arange(0, COLS, gl.SliceLayout(0, layout))
+    ok = (rows < rows_total)[:, None] & (cols < COL0 + COLS)[None, :]
+    return gl.load(q_ptr + offsets[:, None] + cols[None, :], mask=ok, other=0.0)
+
+
+@gluon.jit
+def mla_warp_specialized_kernel(
+    q_ptr,
+    lat_desc,  # the pool as rows [num_pages * page_size, 576], boxes [SUB, 256]
+    rope_desc,  # the same rows, boxes [SUB, 64]
+    page_table_ptr,
+    seq_lens_ptr,
+    key_starts_ptr,  # [batch] int32 first key of each request, used when HAS_KEY_START
+    partial_o_ptr,
+    partial_lse_ptr,
+    scale_log2,  # softmax scale * log2(e): scores in base 2, as in mla_split_kernel
+    batch,
+    max_pages,
+    num_splits,
+    stride_q_batch,
+    stride_q_pos,
+    stride_q_head,
+    stride_table_batch,
+    NUM_HEADS: gl.constexpr,
+    QLEN: gl.constexpr,
+    PAGE_SIZE: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    SPLIT_MAJOR: gl.constexpr,
+    HAS_KEY_START: gl.constexpr,
+):
+    """The uniform schedule's program (request, split, head block), numbered as in
+    `mla_split_kernel`; its split's keys as there (whole blocks from the request's first key),
+    the keys of a key_starts request before it masked rather than skipped by a partial copy."""
+    ROWS: gl.constexpr = QLEN * NUM_HEADS
+    pid = gl.program_id(0)
+    if SPLIT_MAJOR:
+        split = pid % num_splits
+        request = (pid // num_splits) % batch
+    else:
+        request = pid % batch
+        split = (pid // batch) % num_splits
+    head_block = pid // (num_splits * batch)
+
+    seq_len = gl.minimum(gl.maximum(gl.load(seq_lens_ptr + request), 0), max_pages * PAGE_SIZE)
+    first = 0
+    if HAS_KEY_START:
+        first = gl.minimum(gl.maximum(gl.load(key_starts_ptr + request), 0), seq_len)
+    # keys_per_split (kernels/split_range.py), the rule the merge counts splits by.
+    per_split = gl.maximum(gl.cdiv(gl.cdiv(seq_len - first, num_splits), BLOCK_N) * BLOCK_N,
+                           BLOCK_N)  # fmt: skip
+    lo_key = first + split * per_split
+    hi_key = gl.minimum(lo_key + per_split, seq_len)
+    first_key = (lo_key // BLOCK_N) * BLOCK_N  # blocks start on block (and page) bounds
+    num_blocks = gl.where(lo_key < hi_key, gl.cdiv(hi_key - first_key, BLOCK_N), 0)
+
+    dtype: gl.constexpr = q_ptr.dtype.element_ty
+    wide: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
+    narrow: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [8, 1], [1, 0])
+    q_lo = gl.allocate_shared_memory(
+        dtype, [BLOCK_M, HALF], lat_desc.layout,
+        load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos,
+                        stride_q_head, ROWS, NUM_HEADS, 0, HALF, wide),
+    )  # fmt: skip
+    q_hi = gl.allocate_shared_memory(
+        dtype, [BLOCK_M, HALF], lat_desc.layout,
+        load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos,
+                        stride_q_head, ROWS, NUM_HEADS, HALF, HALF, wide),
+    )  # fmt: skip
+    q_pe = gl.allocate_shared_memory(
+        dtype, [BLOCK_M, ROPE], rope_desc.layout,
+        load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos,
+                        stride_q_head, ROWS, NUM_HEADS, LATENT, ROPE, narrow),
+    )  # fmt: skip
+    k_lo = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
+    k_hi = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
+    k_pe = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, ROPE], rope_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(NUM_STAGES):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=1)
+    # The query rows every warp wrote and the initialised barriers, visible to the wgmma and
+    # the bulk copies (the async proxy) before either partition starts.
+    fence_async_shared()
+    gl.thread_barrier()
+    slot_base = request.to(gl.int64) * ROWS + head_block * BLOCK_M
+    table_row = page_table_ptr + request.to(gl.int64) * stride_table_batch
+    # Arguments inline: constexprs bound to a tuple first would reach the partitions as tensors.
+    # fmt: off
+    gl.warp_specialize(
+        [
+            (attend_key_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_blocks,
+                                 first_key, lo_key, hi_key, seq_len, seq_len - QLEN,
+                                 head_block,
+                                 slot_base, split, num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
+                                 scale_log2, NUM_HEADS, BLOCK_N, NUM_STAGES)),
+            (load_key_blocks, (lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
+                               max_pages, first_key, num_blocks, BLOCK_N, NUM_STAGES,
+                               PAGE_SIZE)),
+        ],
+        [1],  # the producer: one warp that only issues copies
+        [24],  # and few registers, so the consumers keep theirs
+    )
+    # fmt: on

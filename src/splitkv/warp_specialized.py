@@ -1,0 +1,115 @@
+"""Host side of the warp-specialized MLA stage 1 (kernels/mla_warp_specialized.py): whether
+it can run, its tensor descriptors, its launch."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+
+import torch
+
+# What the kernel is built for (absorbed MLA on Hopper's wgmma).
+HEAD_DIM_QK, HEAD_DIM_V = 576, 512
+BLOCK_H, BLOCK_N, NUM_STAGES, NUM_WARPS = 64, 64, 2, 8
+MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
+
+
+@functools.cache
+def gluon_available() -> bool:
+    """Triton ships Gluon's Hopper language (Triton 3.5 on)."""
+    try:
+        hopper = importlib.util.find_spec("triton.experimental.gluon.language.nvidia.hopper")
+    except ModuleNotFoundError:
+        return False
+    return hopper is not None
+
+
+def unsupported_reason(
+    *,
+    kind: str,
+    balanced: bool,
+    block_h: int,
+    head_dim_qk: int,
+    head_dim_v: int,
+    dtype: torch.dtype,
+    page_size: int,
+    warpgroup_mma: bool,
+    interpreted: bool,
+) -> str | None:
+    """Why a plan cannot take the warp-specialized kernel, or None when it can."""
+    checks = (
+        (not interpreted, "needs a GPU (the interpreter cannot run Gluon kernels)"),
+        (warpgroup_mma, "needs a Hopper GPU (sm_90 wgmma)"),
+        (gluon_available(), "needs Triton's Gluon (Triton >= 3.5)"),
+        (kind == "mla", f"needs kind='mla', got {kind!r}"),
+        (not balanced, "needs the uniform schedule"),
+        (block_h == BLOCK_H, f"needs {BLOCK_H}-row head blocks (33-128 query rows), got {block_h}"),
+        (
+            (head_dim_qk, head_dim_v) == (HEAD_DIM_QK, HEAD_DIM_V),
+            f"needs head dims {HEAD_DIM_QK}/{HEAD_DIM_V}, got {head_dim_qk}/{head_dim_v}",
+        ),
+        (dtype in (torch.bfloat16, torch.float16), f"needs bfloat16 or float16, got {dtype}"),
+        (page_size >= MIN_PAGE_SIZE, f"needs page_size >= {MIN_PAGE_SIZE}, got {page_size}"),
+    )
+    return next((reason for ok, reason in checks if not ok), None)
+
+
+def kv_row_descriptors(kv: torch.Tensor, page_size: int) -> tuple | None:
+    """Descriptors over the pool's rows [num_pages * page_size, 576], boxes of one page's (or
+    one block's) rows by 256 latent columns and by the 64 rope columns; None for a pool whose
+    rows are not page-contiguous and 16-byte aligned (the Triton kernel reads it instead)."""
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    row = kv.stride(1)
+    contiguous_rows = kv.stride(-1) == 1 and kv.stride(0) == page_size * row
+    if not contiguous_rows or (row * kv.element_size()) % 16 or kv.data_ptr() % 16:
+        return None
+    element = gl.bfloat16 if kv.dtype == torch.bfloat16 else gl.float16
+    rows = min(page_size, BLOCK_N)
+    shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [row, 1]
+
+    def described(box: list[int]) -> TensorDescriptor:
+        layout = gl.NVMMASharedLayout.get_default_for(box, element)
+        return TensorDescriptor(kv, shape, strides, box, layout)
+
+    return described([rows, HEAD_DIM_V // 2]), described([rows, HEAD_DIM_QK - HEAD_DIM_V])
+
+
+def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, scale_log2):
+    """Stage 1 of `mla_decode` on the warp-specialized kernel, its partials in the plan's
+    workspace as `mla_split_kernel` leaves them. False (nothing launched) when the pool cannot
+    be described for bulk copies (returns whether it launched)."""
+    from splitkv.kernels.mla_warp_specialized import mla_warp_specialized_kernel
+
+    descriptors = kv_row_descriptors(kv, page_size)
+    if descriptors is None:
+        return False
+    batch, qlen, num_heads = q.shape[:3]
+    grid = plan.num_splits * batch * plan.num_head_blocks
+    mla_warp_specialized_kernel[(grid,)](
+        q,
+        *descriptors,
+        page_table,
+        seq_lens,
+        key_starts if key_starts is not None else seq_lens,
+        plan.workspace.partial_o,
+        plan.workspace.partial_lse,
+        scale_log2,
+        batch,
+        page_table.shape[1],
+        plan.num_splits,
+        q.stride(0),
+        q.stride(1),
+        q.stride(2),
+        page_table.stride(0),
+        NUM_HEADS=num_heads,
+        QLEN=qlen,
+        PAGE_SIZE=page_size,
+        BLOCK_N=BLOCK_N,
+        NUM_STAGES=NUM_STAGES,
+        SPLIT_MAJOR=plan.grid_order == "split_major",
+        HAS_KEY_START=key_starts is not None,
+        num_warps=NUM_WARPS,
+    )
+    return True

@@ -1,0 +1,145 @@
+"""The warp-specialized Gluon stage 1 for 64-row MLA tiles (kernels/mla_warp_specialized.py):
+where the planner takes it (here, for the H200 preset), and on a GPU that it equals the
+reference for every row count, page size, split count, length and cache layout it accepts."""
+
+import pytest
+import torch
+
+import splitkv
+from splitkv.device import DeviceSpec
+from splitkv.testing import check_against_reference, random_mla_case
+
+H200 = DeviceSpec.preset("h200")
+
+
+def planned(heads, qlen=1, **knobs):
+    return splitkv.plan_decode(8, 8192, heads, qlen=qlen, device="meta", device_spec=H200,
+                               **knobs)  # fmt: skip
+
+
+@pytest.mark.parametrize("heads,qlen", [(128, 1), (64, 1), (40, 1), (16, 4), (16, 8), (12, 8)])
+def test_planner_takes_it_for_64_row_tiles_on_hopper(heads, qlen):
+    plan = planned(heads, qlen)
+    assert plan.warp_specialized and plan.block_h == 64
+    assert (plan.block_n, plan.split_num_stages, plan.latent_chains) == (64, 2, 1)
+
+
+@pytest.mark.parametrize(
+    "heads,qlen,knobs",
+    [
+        (16, 1, {}),  # a 16-row tile
+        (16, 2, {}),  # 32 rows
+        (128, 1, {"schedule": "balanced"}),
+        (128, 1, {"block_n": 32}),  # a knob of the Triton tile pinned
+        (128, 1, {"page_prefetch": False}),
+        (128, 1, {"dtype": torch.float32}),
+        (128, 1, {"page_size": 4}),
+    ],
+)
+def test_planner_leaves_it_where_it_cannot_or_should_not_run(heads, qlen, knobs):
+    assert not planned(heads, qlen, **knobs).warp_specialized
+
+
+def test_planner_leaves_it_where_splits_are_one_block():
+    plan = splitkv.plan_decode(1, 8192, 16, qlen=4, device="meta", device_spec=H200)
+    assert plan.num_splits == 128 and plan.block_h == 64 and not plan.warp_specialized
+
+
+def test_planner_leaves_it_off_blackwell_and_the_interpreter():
+    b200 = DeviceSpec.preset("b200")
+    assert not splitkv.plan_decode(8, 8192, 128, device="meta", device_spec=b200).warp_specialized
+    assert not splitkv.plan_decode(8, 8192, 128, device="cpu").warp_specialized
+
+
+def test_asking_for_it_where_it_cannot_run_names_the_reason():
+    with pytest.raises(ValueError, match="warp_specialized: needs the uniform schedule"):
+        planned(128, schedule="balanced", warp_specialized=True)
+    with pytest.raises(ValueError, match="warp_specialized: needs 64-row head blocks"):
+        planned(16, warp_specialized=True)
+    with pytest.raises(ValueError, match="warp_specialized: needs page_size >= 8"):
+        planned(128, page_size=4, warp_specialized=True)
+    with pytest.raises(ValueError, match="warp_specialized: needs a GPU"):
+        splitkv.plan_decode(8, 8192, 128, device="cpu", warp_specialized=True)
+    with pytest.raises(TypeError, match="warp_specialized: expected a bool"):
+        planned(128, warp_specialized=1)
+
+
+def test_turning_it_off_keeps_the_same_triton_tile():
+    on, off = planned(128), planned(128, warp_specialized=False)
+    assert not off.warp_specialized
+    for knob in ("block_h", "block_n", "split_num_warps", "split_num_stages", "num_splits"):
+        assert getattr(on, knob) == getattr(off, knob)
+
+
+# On the GPU: lengths around blocks, pages and splits, an empty request and one of just the
+# qlen query tokens (its first rows see fewer keys than a block's worth, the last splits none).
+LENGTHS = [0, 1, 8, 63, 64, 65, 127, 1000, 4097, 20000]
+
+
+def lengths_for(qlen):
+    return [n if n == 0 else max(n, qlen) for n in LENGTHS]
+
+
+def check(case, plan, **kwargs):
+    out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True, **kwargs)
+    ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
+    return check_against_reference(out, lse, ref_out, ref_lse)
+
+
+def gpu_plan(case, heads, qlen, page_size, dtype, **knobs):
+    batch, columns = case.page_table.shape
+    plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen,
+                               page_size=page_size, dtype=dtype, device="cuda",
+                               schedule="uniform", **knobs)  # fmt: skip
+    assert plan.warp_specialized
+    return plan
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,qlen", [(128, 1), (40, 1), (16, 4), (12, 8), (16, 8)])
+@pytest.mark.parametrize("page_size", [8, 16, 64, 256])
+def test_matches_the_reference(heads, qlen, page_size):
+    case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, page_size=page_size,
+                           dtype=torch.bfloat16, device="cuda")  # fmt: skip
+    check(case, gpu_plan(case, heads, qlen, page_size, torch.bfloat16))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("num_splits", [1, 3, 16, 64])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_split_counts_and_dtypes(num_splits, dtype):
+    case = random_mla_case(lengths_for(4), 16, qlen=4, dtype=dtype, device="cuda")
+    check(case, gpu_plan(case, 16, 4, 64, dtype, num_splits=num_splits))
+
+
+@pytest.mark.gpu
+def test_long_contexts_at_the_far_end_of_the_pool():
+    case = random_mla_case([327600, 65536, 1], 128, dtype=torch.bfloat16, device="cuda",
+                           first_page=20000)  # fmt: skip
+    check(case, gpu_plan(case, 128, 1, 64, torch.bfloat16))
+
+
+@pytest.mark.gpu
+def test_a_pool_that_cannot_be_described_falls_back_to_the_triton_tile():
+    # Rows 1,152 elements apart inside a wider buffer: not page-contiguous, no descriptors.
+    case = random_mla_case(LENGTHS, 128, dtype=torch.bfloat16, device="cuda")
+    wide = torch.full((*case.kv_cache.shape[:2], 640), float("nan"), dtype=torch.bfloat16,
+                      device="cuda")  # fmt: skip
+    wide[..., :576] = case.kv_cache
+    strided = wide[..., :576]
+    args = (case.q, strided, case.page_table, case.seq_lens)
+    out, lse = splitkv.mla_decode(*args, plan=gpu_plan(case, 128, 1, 64, torch.bfloat16))
+    ref_out, ref_lse = splitkv.reference.mla_decode(*args)
+    check_against_reference(out, lse, ref_out, ref_lse)
+
+
+@pytest.mark.gpu
+def test_shared_prefix_cascade_suffix_pass():
+    # The cascade's suffix pass starts each request at its prefix's end (key_starts).
+    lengths = [70000, 66000, 65600, 3000]
+    case = random_mla_case(lengths, 16, qlen=4, dtype=torch.bfloat16, device="cuda",
+                           prefix_groups=[([0, 1, 2], 65536)])  # fmt: skip
+    groups = [([0, 1, 2], 65536 // 64)]
+    out, lse = splitkv.mla_decode_shared_prefix(*case.args, groups, validate=True)
+    ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
+    check_against_reference(out, lse, ref_out, ref_lse)
