@@ -106,7 +106,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int):
         signature[name] = "i32"
     constants = {"NUM_HEADS": heads, "QLEN": qlen, "PAGE_SIZE": page_size,
                  "BLOCK_N": ws.BLOCK_N, "NUM_STAGES": ws.NUM_STAGES, "SPLIT_MAJOR": True,
-                 "HAS_KEY_START": False}  # fmt: skip
+                 "HAS_KEY_START": False, "RELEASE_MERGE": True}  # fmt: skip
     signature.update({name: "constexpr" for name in constants})
     source = GluonASTSource(mla_warp_specialized_kernel, signature, constants)
     target = GPUTarget("cuda", arch, 32)

@@ -110,6 +110,7 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         NUM_STAGES=NUM_STAGES,
         SPLIT_MAJOR=plan.grid_order == "split_major",
         HAS_KEY_START=key_starts is not None,
+        RELEASE_MERGE=plan.dependent_launch,
         num_warps=NUM_WARPS,
     )
     return True
