@@ -271,6 +271,7 @@ def plan_decode(
     rows = num_heads * qlen
     group_rows = rows // num_kv_heads  # query rows one program's kv head serves
     block_h = min(spec.tunables.block_m, max(MIN_DOT, _next_pow2(group_rows)))
+    default_splits, default_order = num_splits is None, grid_order is None
     if num_splits is None:
         keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
         if kind == "mla":
@@ -281,9 +282,7 @@ def plan_decode(
             )
     check_int("num_splits", num_splits, 1, MAX_SPLITS)
     if grid_order is None:
-        # Split-major keeps one split's programs on one L2 domain only when the round-robin
-        # over domains lines up with the split count (seed 000).
-        grid_order = "split_major" if num_splits % spec.l2_domains == 0 else "batch_major"
+        grid_order = _grid_order_for(num_splits, spec)
     if grid_order not in GRID_ORDERS:
         raise ValueError(f"grid_order: expected one of {GRID_ORDERS}, got {grid_order!r}")
 
@@ -341,6 +340,11 @@ def plan_decode(
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = ws.BLOCK_N, ws.NUM_WARPS, ws.NUM_STAGES
         kv_tma, page_prefetch, latent_chains = False, False, 1
+        if default_splits:
+            # Its programs' fixed costs (queries, first block, a 128 KB partial) want splits
+            # of 4 blocks at least: 128 heads 8k x 1, 32 splits 21.3 us, 64 22.7 (session 8).
+            num_splits = min(num_splits, -(-max_seq_len // ws.MIN_SPLIT_KEYS))
+            grid_order = _grid_order_for(num_splits, spec) if default_order else grid_order
     short_tile = block_h <= MIN_DOT
     split_keys = -(-max_seq_len // num_splits)  # keys per split of the longest request
     # balanced_prefetch: the default chose prefetch for balanced MLA programs of <= 32 rows,
@@ -490,6 +494,12 @@ def plan_decode(
         merge_num_warps=merge_num_warps,
         workspace=workspace,
     )
+
+
+def _grid_order_for(num_splits: int, spec: DeviceSpec) -> GridOrder:
+    """Split-major keeps one split's programs on one L2 domain only when the round-robin over
+    domains lines up with the split count (seed 000)."""
+    return "split_major" if num_splits % spec.l2_domains == 0 else "batch_major"
 
 
 def _warp_specialized(requested: bool | None, *, pinned: tuple, pays: bool, **config) -> bool:
