@@ -320,12 +320,20 @@ def plan_decode(
         )
     if default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
+    # The Gluon tile's default split count: no more splits than keep a request's fp32 partials
+    # (rows x splits x d_v x 4 B) within its key bytes, which the merge would otherwise read
+    # back in more time than the split saves (H200, 8k x 1: 128 heads best at 32 splits, 21.3
+    # us against 22.7 at 64; 16 heads x qlen 4 best at 64, 18.6 us against 20.1 at 32; session 8).
+    ws_splits = num_splits
+    if default_splits:
+        key_bytes = max_seq_len * head_dim_qk * dtype.itemsize
+        ws_splits = max(1, min(num_splits, key_bytes // (rows * head_dim_v * 4)))
     warp_specialized = _warp_specialized(
         warp_specialized,
         pinned=(block_n, num_warps, num_stages, kv_tma, page_prefetch, latent_chains),
         # Splits of one 64-key block leave the copies nothing to overlap (16 heads x qlen 4,
         # 8k x 1, 128 splits: 21.0 us against the Triton tile's 20.3; session 8).
-        pays=-(-max_seq_len // num_splits) > ws.BLOCK_N,
+        pays=-(-max_seq_len // ws_splits) > ws.BLOCK_N,
         kind=kind,
         balanced=balanced,
         block_h=block_h,
@@ -340,11 +348,8 @@ def plan_decode(
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = ws.BLOCK_N, ws.NUM_WARPS, ws.NUM_STAGES
         kv_tma, page_prefetch, latent_chains = False, False, 1
-        if default_splits:
-            # Its programs' fixed costs (queries, first block, a 128 KB partial) want splits
-            # of 4 blocks at least: 128 heads 8k x 1, 32 splits 21.3 us, 64 22.7 (session 8).
-            num_splits = min(num_splits, -(-max_seq_len // ws.MIN_SPLIT_KEYS))
-            grid_order = _grid_order_for(num_splits, spec) if default_order else grid_order
+        num_splits = ws_splits
+        grid_order = _grid_order_for(num_splits, spec) if default_order else grid_order
     short_tile = block_h <= MIN_DOT
     split_keys = -(-max_seq_len // num_splits)  # keys per split of the longest request
     # balanced_prefetch: the default chose prefetch for balanced MLA programs of <= 32 rows,

@@ -11,7 +11,6 @@ import torch
 # What the kernel is built for (absorbed MLA on Hopper's wgmma).
 HEAD_DIM_QK, HEAD_DIM_V = 576, 512
 BLOCK_H, BLOCK_N, NUM_STAGES, NUM_WARPS = 64, 64, 2, 8
-MIN_SPLIT_KEYS = 4 * BLOCK_N  # the planner's shortest default split for this kernel
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 
 
