@@ -310,6 +310,14 @@ def validate_decode_data(
         )
 
 
+def rows_describable(kv: torch.Tensor, page_size: int) -> bool:
+    """The KV pool can be described for bulk copies (TMA) as rows [num_pages * page_size, d]:
+    page-contiguous rows of unit stride, 16-byte aligned (a strided view is not)."""
+    row = kv.stride(1)
+    contiguous_rows = kv.stride(-1) == 1 and kv.stride(0) == page_size * row
+    return contiguous_rows and (row * kv.element_size()) % 16 == 0 and kv.data_ptr() % 16 == 0
+
+
 def interpreter_active() -> bool:
     """Triton's interpreter runs the kernels on the CPU (TRITON_INTERPRET=1)."""
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")

@@ -9,7 +9,7 @@ import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 from splitkv import warp_specialized
-from splitkv.checks import MlaCall, check_mla_call, validate_decode_data
+from splitkv.checks import MlaCall, check_mla_call, rows_describable, validate_decode_data
 from splitkv.kernels.merge import merge_splits_kernel
 from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
 from splitkv.plan import (
@@ -241,11 +241,9 @@ def kv_descriptors(
     width (the box may run past d_qk: the copy fills those columns with zeros). A pool whose
     rows are not page-contiguous or 16-byte aligned (a strided view) cannot be described
     that way: it gets no descriptors, and the kernel's masked loads read it instead."""
-    row = kv.stride(1)
-    contiguous_rows = kv.stride(-1) == 1 and kv.stride(0) == page_size * row
-    if not contiguous_rows or (row * kv.element_size()) % 16 or kv.data_ptr() % 16:
+    if not rows_describable(kv, page_size):
         return {}
-    shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [row, 1]
+    shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [kv.stride(1), 1]
     return {
         "latent_desc": TensorDescriptor(kv, shape, strides, [block_n, block_dv // 2]),
         "rope_desc": TensorDescriptor(kv, shape, strides, [block_n, block_dpe]),

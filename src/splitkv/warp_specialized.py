@@ -8,6 +8,8 @@ import importlib.util
 
 import torch
 
+from splitkv.checks import rows_describable
+
 # What the kernel is built for (absorbed MLA on Hopper's wgmma).
 HEAD_DIM_QK, HEAD_DIM_V = 576, 512
 BLOCK_H, BLOCK_N, NUM_STAGES, NUM_WARPS = 64, 64, 2, 8
@@ -61,13 +63,11 @@ def kv_row_descriptors(kv: torch.Tensor, page_size: int) -> tuple | None:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    row = kv.stride(1)
-    contiguous_rows = kv.stride(-1) == 1 and kv.stride(0) == page_size * row
-    if not contiguous_rows or (row * kv.element_size()) % 16 or kv.data_ptr() % 16:
+    if not rows_describable(kv, page_size):
         return None
     element = gl.bfloat16 if kv.dtype == torch.bfloat16 else gl.float16
     rows = min(page_size, BLOCK_N)
-    shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [row, 1]
+    shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [kv.stride(1), 1]
 
     def described(box: list[int]) -> TensorDescriptor:
         layout = gl.NVMMASharedLayout.get_default_for(box, element)
@@ -78,8 +78,8 @@ def kv_row_descriptors(kv: torch.Tensor, page_size: int) -> tuple | None:
 
 def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, scale_log2):
     """Stage 1 of `mla_decode` on the warp-specialized kernel, its partials in the plan's
-    workspace as `mla_split_kernel` leaves them. False (nothing launched) when the pool cannot
-    be described for bulk copies (returns whether it launched)."""
+    workspace as `mla_split_kernel` leaves them. Returns whether it launched: False when the
+    pool cannot be described for bulk copies."""
     from splitkv.kernels.mla_warp_specialized import mla_warp_specialized_kernel
 
     descriptors = kv_row_descriptors(kv, page_size)

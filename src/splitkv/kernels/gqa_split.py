@@ -21,7 +21,12 @@ from splitkv.kernels.paged import (
     kv_row_offsets,
 )
 from splitkv.kernels.rows import row_offsets
-from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
+from splitkv.kernels.split_range import (
+    clamped_seq_len,
+    first_visible_key,
+    keys_per_split,
+    split_and_request,
+)
 
 LOG2E = tl.constexpr(1.4426950408889634)
 
@@ -70,13 +75,7 @@ def gqa_split_kernel(
     ROWS: tl.constexpr = QLEN * NUM_Q_HEADS
     release_dependent_grid(RELEASE_MERGE)  # the merge may launch now; it waits for our writes
     pid = tl.program_id(0)
-    # Split-major as for MLA: consecutive program ids are the splits of one request.
-    if SPLIT_MAJOR:
-        split = pid % num_splits
-        request = (pid // num_splits) % batch
-    else:
-        request = pid % batch
-        split = (pid // batch) % num_splits
+    split, request = split_and_request(pid, num_splits, batch, SPLIT_MAJOR)
     kv_head = (pid // (num_splits * batch)) % NUM_KV_HEADS
     head_block = pid // (num_splits * batch * NUM_KV_HEADS)
 

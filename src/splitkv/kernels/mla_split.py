@@ -22,7 +22,7 @@ from splitkv.kernels.balanced import (
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.mla_attend import mla_attend_keys, mla_load_queries
 from splitkv.kernels.online_softmax import store_partial
-from splitkv.kernels.split_range import clamped_seq_len, keys_per_split
+from splitkv.kernels.split_range import clamped_seq_len, keys_per_split, split_and_request
 
 
 @triton.jit
@@ -66,16 +66,8 @@ def mla_split_kernel(
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     release_dependent_grid(RELEASE_MERGE)  # the merge may launch now; it waits for our writes
     pid = tl.program_id(0)
-    # Split-major: consecutive program ids are the splits of one request (DESIGN.md). Either
-    # order only relabels which program computes which (request, split, head block).
-    if SPLIT_MAJOR:
-        split = pid % num_splits
-        request = (pid // num_splits) % batch
-        head_block = pid // (num_splits * batch)
-    else:
-        request = pid % batch
-        split = (pid // batch) % num_splits
-        head_block = pid // (num_splits * batch)
+    split, request = split_and_request(pid, num_splits, batch, SPLIT_MAJOR)
+    head_block = pid // (num_splits * batch)
 
     seq_len = clamped_seq_len(seq_lens_ptr, request, max_pages * PAGE_SIZE)
     if HAS_KEY_START:

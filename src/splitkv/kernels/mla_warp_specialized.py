@@ -31,11 +31,12 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from splitkv.kernels.split_range import clamped_seq_len, keys_per_split, split_and_request
+
 LATENT = gl.constexpr(512)
 ROPE = gl.constexpr(64)
 HALF = gl.constexpr(256)  # a bulk copy's box is at most 256 elements wide: two per latent row
 BLOCK_M = gl.constexpr(64)  # query rows: one warpgroup's wgmma M, four warps of 16 rows
-LN2 = gl.constexpr(0.6931471805599453)
 
 
 @gluon.jit
@@ -75,9 +76,9 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
 @gluon.jit
 def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_blocks, first_key,
                       lo_key, hi_key, seq_len, last_key, head_block, slot_base, split, num_splits,
-                      rows_total,
-                      partial_o_ptr, partial_lse_ptr, scale_log2, NUM_HEADS: gl.constexpr,
-                      BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr):  # fmt: skip
+                      rows_total, partial_o_ptr, partial_lse_ptr, scale_log2,
+                      NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
+                      NUM_STAGES: gl.constexpr):  # fmt: skip
     """Consumers: the online softmax over the ring's blocks, then the split's partial.
 
     Row r (query position q_pos) sees keys [lo_key, min(hi_key, last_key + q_pos + 1)); only
@@ -222,21 +223,13 @@ def mla_warp_specialized_kernel(
     # the same time, so the second read comes from L2 (128 heads x 48 requests: -9%, against
     # the head block as the slowest index, session 8).
     head_block = pid % HEAD_BLOCKS
-    pid = pid // HEAD_BLOCKS
-    if SPLIT_MAJOR:
-        split = pid % num_splits
-        request = (pid // num_splits) % batch
-    else:
-        request = pid % batch
-        split = (pid // batch) % num_splits
+    split, request = split_and_request(pid // HEAD_BLOCKS, num_splits, batch, SPLIT_MAJOR)
 
-    seq_len = gl.minimum(gl.maximum(gl.load(seq_lens_ptr + request), 0), max_pages * PAGE_SIZE)
+    seq_len = clamped_seq_len(seq_lens_ptr, request, max_pages * PAGE_SIZE)
     first = 0
     if HAS_KEY_START:
-        first = gl.minimum(gl.maximum(gl.load(key_starts_ptr + request), 0), seq_len)
-    # keys_per_split (kernels/split_range.py), the rule the merge counts splits by.
-    per_split = gl.maximum(gl.cdiv(gl.cdiv(seq_len - first, num_splits), BLOCK_N) * BLOCK_N,
-                           BLOCK_N)  # fmt: skip
+        first = clamped_seq_len(key_starts_ptr, request, seq_len)
+    per_split = keys_per_split(seq_len - first, num_splits, BLOCK_N)
     lo_key = first + split * per_split
     hi_key = gl.minimum(lo_key + per_split, seq_len)
     first_key = (lo_key // BLOCK_N) * BLOCK_N  # blocks start on block (and page) bounds
@@ -280,9 +273,8 @@ def mla_warp_specialized_kernel(
         [
             (attend_key_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_blocks,
                                  first_key, lo_key, hi_key, seq_len, seq_len - QLEN,
-                                 head_block,
-                                 slot_base, split, num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
-                                 scale_log2, NUM_HEADS, BLOCK_N, NUM_STAGES)),
+                                 head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
+                                 partial_lse_ptr, scale_log2, NUM_HEADS, BLOCK_N, NUM_STAGES)),
             (load_key_blocks, (lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
                                max_pages, first_key, num_blocks, BLOCK_N, NUM_STAGES,
                                PAGE_SIZE)),

@@ -10,6 +10,20 @@ import triton.language as tl
 
 
 @triton.jit
+def split_and_request(pid, num_splits, batch, SPLIT_MAJOR: tl.constexpr):
+    """(split, request) of a uniform-schedule program, pid taken modulo num_splits * batch.
+    Split-major: consecutive program ids are the splits of one request (DESIGN.md); either
+    order only relabels which program computes which (request, split)."""
+    if SPLIT_MAJOR:
+        split = pid % num_splits
+        request = (pid // num_splits) % batch
+    else:
+        request = pid % batch
+        split = (pid // batch) % num_splits
+    return split, request
+
+
+@triton.jit
 def clamped_seq_len(seq_lens_ptr, request, max_seq_len):
     """The request's length, clamped into [0, max_seq_len] so a corrupt length reads nothing
     outside the request's page-table row."""
