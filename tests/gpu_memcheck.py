@@ -87,6 +87,22 @@ def main() -> None:
             out, lse = splitkv.mla_decode(*case.args, plan=walk, validate=True)
             check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
             splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=walk)
+    # The balanced program loop on the warp-specialized Gluon tile (64-row tiles on Hopper).
+    if torch.cuda.get_device_capability()[0] == 9:
+        for heads, qlen, page_size in ((128, 1, 8), (16, 4, 64)):
+            wide = random_mla_case([n and max(n, qlen) for n in lengths], heads, qlen=qlen,
+                                   page_size=page_size, dtype=torch.bfloat16,
+                                   device=dev)  # fmt: skip
+            for programs in (1, 7, 300):
+                loop = splitkv.plan_decode(
+                    len(lengths), 4160, heads, qlen=qlen, page_size=page_size, device=dev,
+                    schedule="balanced", num_programs=programs, warp_specialized=True,
+                )  # fmt: skip
+                out, lse = splitkv.mla_decode(*wide.args, plan=loop, validate=True)
+                check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))
+                bad = wide.seq_lens.clone()
+                bad[0], bad[1] = 1 << 30, -4
+                splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=loop)
     # Key blocks by bulk tensor copies (kv_tma): tails, an empty request, corrupt inputs.
     for knobs in (
         {},

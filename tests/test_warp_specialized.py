@@ -29,7 +29,7 @@ def test_planner_takes_it_for_64_row_tiles_on_hopper(heads, qlen):
     [
         (16, 1, {}),  # a 16-row tile
         (16, 2, {}),  # 32 rows
-        (128, 1, {"schedule": "balanced"}),
+        (128, 1, {"schedule": "balanced", "program_loop": False}),  # one program a piece
         (128, 1, {"block_n": 32}),  # a knob of the Triton tile pinned
         (128, 1, {"page_prefetch": False}),
         (128, 1, {"dtype": torch.float32}),
@@ -53,6 +53,22 @@ def test_default_splits_keep_the_partials_within_the_key_bytes():
     assert planned(128, num_splits=64).num_splits == 64  # an explicit count is kept
 
 
+def test_planner_takes_it_for_the_balanced_program_loop():
+    # MTP and 128-head ragged batches: the balanced schedule's program loop on the Gluon tile,
+    # one program per SM (a wave: 132 programs over the head blocks).
+    ragged = [1, 63, 64, 65, 4096, 4097, 65536, 327600]
+    h200 = {"device": "meta", "device_spec": H200}
+    mtp = splitkv.plan_decode(8, 327600, 12, qlen=4, seq_lens=ragged, **h200)
+    wide = splitkv.plan_decode(8, 327600, 128, seq_lens=ragged, **h200)
+    for plan, programs in ((mtp, 132), (wide, 66)):
+        assert plan.schedule == "balanced" and plan.program_loop and plan.warp_specialized
+        assert plan.num_programs == programs and plan.block_n == 64
+    # Shares of one block or less leave nothing to overlap: the Triton tile.
+    tiny = splitkv.plan_decode(8, 327600, 128, seq_lens=[1, 2, 3, 70, 1, 1, 1, 200],
+                               schedule="balanced", **h200)  # fmt: skip
+    assert tiny.schedule == "balanced" and not tiny.warp_specialized
+
+
 def test_planner_leaves_it_where_splits_are_one_block():
     # 16 heads x qlen 4, 8k x 1 at 128 splits: 21.0 us against the Triton tile's 20.3.
     plan = splitkv.plan_decode(1, 8192, 16, qlen=4, num_splits=128, device="meta",
@@ -67,8 +83,8 @@ def test_planner_leaves_it_off_blackwell_and_the_interpreter():
 
 
 def test_asking_for_it_where_it_cannot_run_names_the_reason():
-    with pytest.raises(ValueError, match="warp_specialized: needs the uniform schedule"):
-        planned(128, schedule="balanced", warp_specialized=True)
+    with pytest.raises(ValueError, match="warp_specialized: needs the uniform schedule or"):
+        planned(128, schedule="balanced", program_loop=False, warp_specialized=True)
     with pytest.raises(ValueError, match="warp_specialized: needs 64-row head blocks"):
         planned(16, warp_specialized=True)
     with pytest.raises(ValueError, match="warp_specialized: needs page_size >= 8"):
@@ -158,3 +174,74 @@ def test_shared_prefix_cascade_suffix_pass():
     out, lse = splitkv.mla_decode_shared_prefix(*case.args, groups, validate=True)
     ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
     check_against_reference(out, lse, ref_out, ref_lse)
+
+
+# The balanced program loop: ragged lengths around blocks and pages, an empty request between
+# others, one long request; program counts from one (a share crossing every request) to more
+# programs than key blocks (empty programs inside a request's range).
+RAGGED = [1, 63, 64, 65, 0, 4097, 20000, 2, 129, 1000]
+
+
+def balanced_gpu_plan(case, heads, qlen, page_size, dtype, num_programs=None):
+    batch, columns = case.page_table.shape
+    plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen,
+                               page_size=page_size, dtype=dtype, device="cuda",
+                               schedule="balanced", num_programs=num_programs,
+                               warp_specialized=True)  # fmt: skip
+    assert plan.program_loop
+    # Stale NaN in every partial slot and nonsense program ranges: the merge may read only
+    # what this call wrote.
+    plan.workspace.partial_o.fill_(float("nan"))
+    plan.workspace.partial_lse.fill_(float("nan"))
+    plan.workspace.piece_ranges.fill_(-(10**6))
+    return plan
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,qlen", [(128, 1), (40, 1), (12, 4), (16, 8)])
+@pytest.mark.parametrize("page_size", [8, 64, 256])
+@pytest.mark.parametrize("num_programs", [None, 1, 7, 2000])
+def test_balanced_program_loop_matches_the_reference(heads, qlen, page_size, num_programs):
+    case = random_mla_case(lengths_for_ragged(qlen), heads, qlen=qlen, page_size=page_size,
+                           dtype=torch.bfloat16, device="cuda")  # fmt: skip
+    check(case, balanced_gpu_plan(case, heads, qlen, page_size, torch.bfloat16, num_programs))
+
+
+def lengths_for_ragged(qlen):
+    return [n if n == 0 else max(n, qlen) for n in RAGGED]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_balanced_program_loop_far_pool_and_dtypes(dtype):
+    case = random_mla_case([327600, 1, 65536, 0, 70], 128, dtype=dtype, device="cuda",
+                           first_page=20000)  # fmt: skip
+    check(case, balanced_gpu_plan(case, 128, 1, 64, dtype))
+
+
+@pytest.mark.gpu
+def test_balanced_program_loop_empty_batch():
+    case = random_mla_case([0, 0, 0], 16, qlen=4, dtype=torch.bfloat16, device="cuda",
+                           table_columns=4)  # fmt: skip
+    check(case, balanced_gpu_plan(case, 16, 4, 64, torch.bfloat16, num_programs=5))
+
+
+@pytest.mark.gpu
+def test_balanced_program_loop_replays_with_new_lengths():
+    # One captured graph, one grid: the schedule follows the lengths written before each replay.
+    from splitkv.testing import capture_cuda_graph
+
+    heads, qlen = 16, 4
+    case = random_mla_case([4800] * 4, heads, qlen=qlen, page_size=16, dtype=torch.bfloat16,
+                           device="cuda")  # fmt: skip
+    q, kv, table, lens = case.args
+    plan = balanced_gpu_plan(case, heads, qlen, 16, torch.bfloat16, num_programs=40)
+    out = torch.empty(4, qlen, heads, 512, dtype=torch.bfloat16, device="cuda")
+    lse = torch.empty(4, qlen, heads, device="cuda")
+    graph = capture_cuda_graph(
+        lambda: splitkv.mla_decode(q, kv, table, lens, plan=plan, out=out, lse=lse)
+    )
+    for lengths in ([4800, 4, 4, 4], [0, 0, 7, 0], [130, 4097, 129, 500], [4800] * 4):
+        lens.copy_(torch.tensor(lengths, dtype=torch.int32))
+        graph.replay()
+        check_against_reference(out, lse, *splitkv.reference.mla_decode(q, kv, table, lens))

@@ -85,15 +85,18 @@ def compile_split(
     return triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options)
 
 
-def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int):
+def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
+                             balanced_batch: int = 0):  # fmt: skip
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
-    builds it (splitkv/warp_specialized.py), bfloat16."""
+    builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
+    program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many."""
     import torch
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
 
     from splitkv import warp_specialized as ws
     from splitkv.kernels.mla_warp_specialized import mla_warp_specialized_kernel
+    from splitkv.kernels.mla_warp_specialized_loop import mla_warp_specialized_loop_kernel
 
     pool = torch.empty(4, page_size, ws.HEAD_DIM_QK, dtype=torch.bfloat16)
     lat_desc, rope_desc = ws.kv_row_descriptors(pool, page_size)
@@ -107,8 +110,17 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int):
     constants = {"NUM_HEADS": heads, "QLEN": qlen, "PAGE_SIZE": page_size,
                  "BLOCK_N": ws.BLOCK_N, "NUM_STAGES": ws.NUM_STAGES, "SPLIT_MAJOR": True,
                  "HAS_KEY_START": False, "RELEASE_MERGE": True}  # fmt: skip
+    kernel = mla_warp_specialized_kernel
+    if balanced_batch:
+        for name in ("key_starts_ptr", "num_splits", "SPLIT_MAJOR", "HAS_KEY_START"):
+            signature.pop(name, None)
+            constants.pop(name, None)
+        signature.update({"piece_ranges_ptr": "*i32", "num_programs": "i32"})
+        constants["BLOCK_B"] = 1 << (balanced_batch - 1).bit_length()
+        kernel = mla_warp_specialized_loop_kernel
+        signature = {name: signature[name] for name in kernel.arg_names if name in signature}
     signature.update({name: "constexpr" for name in constants})
-    source = GluonASTSource(mla_warp_specialized_kernel, signature, constants)
+    source = GluonASTSource(kernel, signature, constants)
     target = GPUTarget("cuda", arch, 32)
     return triton.compile(source, target=target, options={"num_warps": ws.NUM_WARPS})
 
@@ -165,7 +177,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
     if args.warp_specialized:
-        kernel = compile_warp_specialized(args.page_size, args.heads, args.qlen, args.arch)
+        kernel = compile_warp_specialized(args.page_size, args.heads, args.qlen, args.arch,
+                                          args.balanced_batch)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
                **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg")}  # fmt: skip
         print(json.dumps(row) if args.json else row)

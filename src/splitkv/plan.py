@@ -204,13 +204,15 @@ def plan_decode(
             on for tiles of 32 and 64 rows (MTP, 128 heads), level to 25% faster on the H200's
             ragged batches there, off for 16-row tiles (19-33% slower at qlen 1; docs/perf.md,
             rows "session 7 program loop" and v0.2.6).
-        warp_specialized: MLA, uniform schedule, 64-row head blocks (33 to 128 query rows: 128
-            heads, MTP), bfloat16 or float16, page_size >= 8, Hopper (sm_90): run stage 1 on
-            the Gluon kernel whose copies and matrix multiplies run on different warps
-            (kernels/mla_warp_specialized.py; 64-key blocks, 2 stages, 8 + 1 warps) instead of
-            the Triton tile; a call whose cache is not page-contiguous with 16-byte aligned rows
-            falls back to the Triton tile. Default: on wherever it can run and the splits are
-            longer than one 64-key block (nothing to overlap in one), unless block_n,
+        warp_specialized: MLA, uniform schedule or the balanced one's program loop, 64-row
+            head blocks (33 to 128 query rows: 128 heads, MTP), bfloat16 or float16,
+            page_size >= 8, Hopper (sm_90): run stage 1 on the Gluon kernel whose copies and
+            matrix multiplies run on different warps (kernels/mla_warp_specialized.py and, for
+            the program loop, mla_warp_specialized_loop.py; 64-key blocks, 2 stages, 8 + 1
+            warps) instead of the Triton tile; a call whose cache is not page-contiguous with
+            16-byte aligned rows falls back to the Triton tile. Default: on wherever it can run
+            and the splits (or the balanced programs' shares) are longer than one 64-key block
+            (nothing to overlap in one), unless block_n,
             num_warps, num_stages, latent_chains, kv_tma or page_prefetch are given (they
             configure the Triton tile). H200: 1.6x the Triton tile's rate on the same work
             (docs/perf.md, session 8).
@@ -333,9 +335,11 @@ def plan_decode(
         pinned=(block_n, num_warps, num_stages, kv_tma, page_prefetch, latent_chains),
         # Splits of one 64-key block leave the copies nothing to overlap (16 heads x qlen 4,
         # 8k x 1, 128 splits: 21.0 us against the Triton tile's 20.3; session 8).
-        pays=-(-max_seq_len // ws_splits) > ws.BLOCK_N,
+        pays=program_keys_for(balanced, lengths, batch_size, max_seq_len, num_programs, ws_splits)
+        > ws.BLOCK_N,
         kind=kind,
         balanced=balanced,
+        program_loop=program_loop,
         block_h=block_h,
         head_dim_qk=head_dim_qk,
         head_dim_v=head_dim_v,
@@ -356,9 +360,10 @@ def plan_decode(
     # which then keep one 64-key buffer (schedule ablation, docs/perf.md v0.2.1: -5% for
     # 1 x 327,600 + 47 short at qlen 1 and 2).
     balanced_prefetch = False
+    program_keys = program_keys_for(
+        balanced, lengths, batch_size, max_seq_len, num_programs, num_splits
+    )
     total_keys = sum(lengths) if lengths else batch_size * max_seq_len
-    # Keys one program streams: a split of the longest request, or a balanced program's share.
-    program_keys = -(-total_keys // num_programs) if balanced else split_keys
     if page_prefetch is None and balanced:
         balanced_prefetch = balanced_prefetch_pays(kind, block_h, total_keys, num_programs, spec)
         page_prefetch = balanced_prefetch
@@ -505,6 +510,15 @@ def _grid_order_for(num_splits: int, spec: DeviceSpec) -> GridOrder:
     """Split-major keeps one split's programs on one L2 domain only when the round-robin over
     domains lines up with the split count (seed 000)."""
     return "split_major" if num_splits % spec.l2_domains == 0 else "batch_major"
+
+
+def program_keys_for(balanced, lengths, batch_size, max_seq_len, num_programs, num_splits) -> int:
+    """Keys one stage-1 program streams: a split of the longest request, or a balanced
+    program's share of the batch (of batch_size x max_seq_len without lengths)."""
+    if balanced:
+        total_keys = sum(lengths) if lengths else batch_size * max_seq_len
+        return -(-total_keys // num_programs)
+    return -(-max_seq_len // num_splits)
 
 
 def _warp_specialized(requested: bool | None, *, pinned: tuple, pays: bool, **config) -> bool:

@@ -30,6 +30,7 @@ def unsupported_reason(
     *,
     kind: str,
     balanced: bool,
+    program_loop: bool,
     block_h: int,
     head_dim_qk: int,
     head_dim_v: int,
@@ -44,7 +45,10 @@ def unsupported_reason(
         (warpgroup_mma, "needs a Hopper GPU (sm_90 wgmma)"),
         (gluon_available(), "needs Triton's Gluon (Triton >= 3.5)"),
         (kind == "mla", f"needs kind='mla', got {kind!r}"),
-        (not balanced, "needs the uniform schedule"),
+        (
+            not balanced or program_loop,
+            "needs the uniform schedule or the balanced one's program loop (program_loop=True)",
+        ),
         (block_h == BLOCK_H, f"needs {BLOCK_H}-row head blocks (33-128 query rows), got {block_h}"),
         (
             (head_dim_qk, head_dim_v) == (HEAD_DIM_QK, HEAD_DIM_V),
@@ -78,14 +82,17 @@ def kv_row_descriptors(kv: torch.Tensor, page_size: int) -> tuple | None:
 
 def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, scale_log2):
     """Stage 1 of `mla_decode` on the warp-specialized kernel, its partials in the plan's
-    workspace as `mla_split_kernel` leaves them. Returns whether it launched: False when the
-    pool cannot be described for bulk copies."""
+    workspace as `mla_split_kernel` (or, balanced, `mla_balanced_kernel`) leaves them.
+    Returns whether it launched: False when the pool cannot be described for bulk copies."""
     from splitkv.kernels.mla_warp_specialized import mla_warp_specialized_kernel
 
     descriptors = kv_row_descriptors(kv, page_size)
     if descriptors is None:
         return False
     batch, qlen, num_heads = q.shape[:3]
+    if plan.schedule == "balanced":
+        launch_program_loop(plan, q, descriptors, page_size, page_table, seq_lens, scale_log2)
+        return True
     grid = plan.num_splits * batch * plan.num_head_blocks
     mla_warp_specialized_kernel[(grid,)](
         q,
@@ -114,3 +121,36 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         num_warps=NUM_WARPS,
     )
     return True
+
+
+def launch_program_loop(plan, q, descriptors, page_size, page_table, seq_lens, scale_log2):
+    """The balanced schedule's program loop (kernels/mla_warp_specialized_loop.py): one
+    program per schedule program and head block."""
+    from splitkv.kernels.mla_warp_specialized_loop import mla_warp_specialized_loop_kernel
+
+    batch, qlen, num_heads = q.shape[:3]
+    mla_warp_specialized_loop_kernel[(plan.num_programs * plan.num_head_blocks,)](
+        q,
+        *descriptors,
+        page_table,
+        seq_lens,
+        plan.workspace.partial_o,
+        plan.workspace.partial_lse,
+        plan.workspace.piece_ranges,
+        scale_log2,
+        batch,
+        page_table.shape[1],
+        plan.num_programs,
+        q.stride(0),
+        q.stride(1),
+        q.stride(2),
+        page_table.stride(0),
+        NUM_HEADS=num_heads,
+        QLEN=qlen,
+        PAGE_SIZE=page_size,
+        BLOCK_N=BLOCK_N,
+        NUM_STAGES=NUM_STAGES,
+        BLOCK_B=plan.block_b,
+        RELEASE_MERGE=plan.dependent_launch,
+        num_warps=NUM_WARPS,
+    )

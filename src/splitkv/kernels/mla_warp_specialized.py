@@ -41,21 +41,24 @@ BLOCK_M = gl.constexpr(64)  # query rows: one warpgroup's wgmma M, four warps of
 
 @gluon.jit
 def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
-                    first_key, num_blocks, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
-                    PAGE_SIZE: gl.constexpr):  # fmt: skip
-    """Producer: key block j (keys first_key + j * BLOCK_N onward) into stage j % NUM_STAGES
-    once the consumers released it. A block spans BLOCK_N // SUB pages of SUB rows when pages
-    are shorter than blocks; a page index past the table row (the tail of a last block) is
-    clamped to its last entry, and those keys are masked by the consumers."""
+                    first_key, num_blocks, ring_start, BLOCK_N: gl.constexpr,
+                    NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr):  # fmt: skip
+    """Producer: key block j (keys first_key + j * BLOCK_N onward) into the ring's buffer
+    (ring_start + j) % NUM_STAGES once the consumers released it (ring_start: blocks the ring
+    carried before, for a program that streams several pieces). A block spans BLOCK_N // SUB
+    pages of SUB rows when pages are shorter than blocks; a page index past the table row (the
+    tail of a last block) is clamped to its last entry, and those keys are masked by the
+    consumers."""
     SUB: gl.constexpr = PAGE_SIZE if PAGE_SIZE < BLOCK_N else BLOCK_N
     COPIES: gl.constexpr = BLOCK_N // SUB
     BLOCK_BYTES: gl.constexpr = COPIES * (
         2 * lat_desc.block_type.nbytes + rope_desc.block_type.nbytes
     )
     for j in range(num_blocks):
-        stage = j % NUM_STAGES
+        ring = ring_start + j
+        stage = ring % NUM_STAGES
         # The first pass over the ring has nothing to wait for.
-        mbarrier.wait(empty.index(stage), ((j // NUM_STAGES) & 1) ^ 1, pred=j >= NUM_STAGES)
+        mbarrier.wait(empty.index(stage), ((ring // NUM_STAGES) & 1) ^ 1, pred=ring >= NUM_STAGES)
         mbarrier.expect(ready.index(stage), BLOCK_BYTES)
         for c in gl.static_range(COPIES):
             key = first_key + j * BLOCK_N + c * SUB
@@ -74,12 +77,14 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
 
 
 @gluon.jit
-def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_blocks, first_key,
-                      lo_key, hi_key, seq_len, last_key, head_block, slot_base, split, num_splits,
-                      rows_total, partial_o_ptr, partial_lse_ptr, scale_log2,
+def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start, num_blocks,
+                      first_key, lo_key, hi_key, seq_len, last_key, head_block, slot_base, split,
+                      num_splits, rows_total, partial_o_ptr, partial_lse_ptr, scale_log2,
                       NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
                       NUM_STAGES: gl.constexpr):  # fmt: skip
-    """Consumers: the online softmax over the ring's blocks, then the split's partial.
+    """Consumers: the online softmax over the ring's next num_blocks blocks (from ring_start, as
+    the producer counts them), then the partial of the split (or piece) at column `split` of the
+    row slots from slot_base, `num_splits` columns a row.
 
     Row r (query position q_pos) sees keys [lo_key, min(hi_key, last_key + q_pos + 1)); only
     blocks that reach past a bound pay for the mask. Each block's wgmma finish before its
@@ -104,8 +109,9 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_bloc
     o_lo = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
     o_hi = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
     for j in range(num_blocks):
-        stage = j % NUM_STAGES
-        mbarrier.wait(ready.index(stage), (j // NUM_STAGES) & 1)
+        ring = ring_start + j
+        stage = ring % NUM_STAGES
+        mbarrier.wait(ready.index(stage), (ring // NUM_STAGES) & 1)
         block_key = first_key + j * BLOCK_N
         if block_key + BLOCK_N > seq_len:
             # Rows past the request's end hold whatever the page holds (NaN, say): a masked
@@ -271,12 +277,12 @@ def mla_warp_specialized_kernel(
     # fmt: off
     gl.warp_specialize(
         [
-            (attend_key_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, num_blocks,
-                                 first_key, lo_key, hi_key, seq_len, seq_len - QLEN,
+            (attend_key_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, 0,
+                                 num_blocks, first_key, lo_key, hi_key, seq_len, seq_len - QLEN,
                                  head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
                                  partial_lse_ptr, scale_log2, NUM_HEADS, BLOCK_N, NUM_STAGES)),
             (load_key_blocks, (lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
-                               max_pages, first_key, num_blocks, BLOCK_N, NUM_STAGES,
+                               max_pages, first_key, num_blocks, 0, BLOCK_N, NUM_STAGES,
                                PAGE_SIZE)),
         ],
         [1],  # the producer: one warp that only issues copies

@@ -1,0 +1,215 @@
+"""Stage 1 of MLA decode on the balanced schedule (kernels/balanced.py) for 64-row tiles on
+Hopper: the warp-specialized kernel of `mla_warp_specialized.py` as a program loop. One
+program per (schedule program, head block) streams the program's share of the batch's key
+blocks, however many requests it crosses:
+- the producer warp walks the share's pieces request by request, bringing their key blocks
+  through each request's page-table row into the one ring, so a request boundary costs no
+  drain: the next piece's first blocks are in flight while the consumers finish the last one;
+- the consumer warpgroups take each piece in turn: its request's query rows into shared
+  memory, the online softmax over its blocks, its partial at slot (program + request) of
+  each row, as `mla_balanced_kernel` writes them (so the merge is the same).
+Both partitions derive the pieces from seq_lens alone, on the device, so a CUDA graph replays
+the schedule for new lengths.
+"""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
+
+from splitkv.kernels.balanced import record_piece_range
+from splitkv.kernels.mla_warp_specialized import (
+    BLOCK_M,
+    HALF,
+    LATENT,
+    ROPE,
+    attend_key_blocks,
+    load_key_blocks,
+    load_query_rows,
+)
+
+
+@gluon.jit
+def add(a, b):
+    return a + b
+
+
+@gluon.jit
+def program_share(seq_lens_ptr, batch, max_seq_len, program, num_programs, BLOCK_B: gl.constexpr,
+                  BLOCK_N: gl.constexpr, num_warps: gl.constexpr):  # fmt: skip
+    """The schedule program's global key blocks [lo, hi), the requests it meets (first to last;
+    last < first when it has none), the first global block of request `first`, and the
+    request whose slot an empty program must mark (`batch` for none), as
+    `program_requests` computes them for the Triton kernel."""
+    layout: gl.constexpr = gl.BlockedLayout([1], [32], [num_warps], [0])
+    b = gl.arange(0, BLOCK_B, layout)
+    in_batch = b < batch
+    lens = gl.load(seq_lens_ptr + b, mask=in_batch, other=0)
+    blocks = gl.cdiv(gl.minimum(gl.maximum(lens, 0), max_seq_len), BLOCK_N)
+    cu_end = gl.associative_scan(blocks, 0, add)
+    total = gl.maximum(gl.sum(blocks, 0), 1).to(gl.int64)  # an empty batch: no request's slots
+    lo = (program.to(gl.int64) * total // num_programs).to(gl.int32)
+    hi = ((program.to(gl.int64) + 1) * total // num_programs).to(gl.int32)
+    first = gl.sum((in_batch & (cu_end <= lo)).to(gl.int32), 0)
+    last = gl.sum((in_batch & (cu_end <= hi - 1)).to(gl.int32), 0)
+    first_start = gl.sum(gl.where(b == first, cu_end - blocks, 0), 0)
+    # An empty program inside a request's blocks lies inside that request's program range:
+    # the merge reads its slot, which must say "no keys".
+    spanned = gl.where((lo == hi) & (first < batch) & (first_start < lo), first, batch)
+    return lo, hi, first, last, first_start, spanned
+
+
+@gluon.jit
+def request_length(seq_lens_ptr, request, batch, max_seq_len):
+    """seq_lens[request] clamped into [0, max_seq_len]; 0 for request == batch (past the last,
+    where an empty batch's loop ends) without reading past the array."""
+    seq_len = gl.load(seq_lens_ptr + gl.minimum(request, batch - 1))
+    return gl.where(request < batch, gl.minimum(gl.maximum(seq_len, 0), max_seq_len), 0)
+
+
+@gluon.jit
+def load_pieces(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, page_table_ptr,
+                stride_table_batch, seq_lens_ptr, batch, max_pages, lo_p, hi_p, first, last,
+                first_start, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                PAGE_SIZE: gl.constexpr):  # fmt: skip
+    """Producer: every piece's key blocks into the ring, one after the other."""
+    start = first_start
+    ring = 0
+    for request in range(first, last + 1):
+        end = start + gl.cdiv(request_length(seq_lens_ptr, request, batch, max_pages * PAGE_SIZE),
+                              BLOCK_N)  # fmt: skip
+        lo = gl.maximum(lo_p, start)
+        blocks = gl.maximum(gl.minimum(hi_p, end) - lo, 0)
+        table_row = page_table_ptr + request.to(gl.int64) * stride_table_batch
+        load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
+                        max_pages, (lo - start) * BLOCK_N, blocks, ring, BLOCK_N, NUM_STAGES,
+                        PAGE_SIZE)  # fmt: skip
+        ring += blocks
+        start = end
+
+
+@gluon.jit
+def attend_pieces(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, q_ptr, seq_lens_ptr,
+                  piece_ranges_ptr, partial_o_ptr, partial_lse_ptr, scale_log2, batch,
+                  max_seq_len, program, num_slots, head_block, lo_p, hi_p, first, last,
+                  first_start, stride_q_batch, stride_q_pos, stride_q_head,
+                  NUM_HEADS: gl.constexpr, QLEN: gl.constexpr, BLOCK_N: gl.constexpr,
+                  NUM_STAGES: gl.constexpr):  # fmt: skip
+    """Consumers: each piece's queries, attention and partial, in the producer's order."""
+    ROWS: gl.constexpr = QLEN * NUM_HEADS
+    wide: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
+    narrow: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [8, 1], [1, 0])
+    start = first_start
+    ring = 0
+    for request in range(first, last + 1):
+        seq_len = request_length(seq_lens_ptr, request, batch, max_seq_len)
+        end = start + gl.cdiv(seq_len, BLOCK_N)
+        lo = gl.maximum(lo_p, start)
+        hi = gl.minimum(hi_p, end)
+        if lo < hi:  # a request with no blocks between two others has no piece
+            if head_block == 0:
+                record_piece_range(piece_ranges_ptr, request, program + request, lo, hi, start,
+                                   seq_len, 0, BLOCK_N)  # fmt: skip
+            # Both warpgroups' last wgmma read the previous piece's queries: all done first.
+            gl.thread_barrier()
+            strides = (stride_q_batch, stride_q_pos, stride_q_head)
+            q_lo.store(load_query_rows(q_ptr, request, head_block, *strides, ROWS, NUM_HEADS, 0,
+                                       HALF, wide))  # fmt: skip
+            q_hi.store(load_query_rows(q_ptr, request, head_block, *strides, ROWS, NUM_HEADS,
+                                       HALF, HALF, wide))  # fmt: skip
+            q_pe.store(load_query_rows(q_ptr, request, head_block, *strides, ROWS, NUM_HEADS,
+                                       LATENT, ROPE, narrow))  # fmt: skip
+            fence_async_shared()  # the queries, visible to the wgmma
+            gl.thread_barrier()
+            first_key = (lo - start) * BLOCK_N
+            attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring, hi - lo,
+                              first_key, first_key, gl.minimum((hi - start) * BLOCK_N, seq_len),
+                              seq_len, seq_len - QLEN, head_block, head_block * BLOCK_M,
+                              program + request, num_slots, ROWS, partial_o_ptr,
+                              partial_lse_ptr, scale_log2, NUM_HEADS, BLOCK_N,
+                              NUM_STAGES)  # fmt: skip
+        ring += gl.maximum(hi - lo, 0)
+        start = end
+
+
+@gluon.jit
+def mla_warp_specialized_loop_kernel(
+    q_ptr,
+    lat_desc,  # as in mla_warp_specialized_kernel
+    rope_desc,
+    page_table_ptr,
+    seq_lens_ptr,
+    partial_o_ptr,  # [ROWS, num_programs + batch, 512] float32 a head block, as balanced
+    partial_lse_ptr,
+    piece_ranges_ptr,  # [batch, 2] int32: the merge's program range per request
+    scale_log2,
+    batch,
+    max_pages,
+    num_programs,
+    stride_q_batch,
+    stride_q_pos,
+    stride_q_head,
+    stride_table_batch,
+    NUM_HEADS: gl.constexpr,
+    QLEN: gl.constexpr,
+    PAGE_SIZE: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    NUM_STAGES: gl.constexpr,
+    BLOCK_B: gl.constexpr,
+    RELEASE_MERGE: gl.constexpr = False,
+):
+    """Program (schedule program, head block), the head block fastest: the head blocks of one
+    share read the same keys at about the same time (the second read from L2)."""
+    ROWS: gl.constexpr = QLEN * NUM_HEADS
+    HEAD_BLOCKS: gl.constexpr = (ROWS + BLOCK_M - 1) // BLOCK_M
+    if RELEASE_MERGE:
+        gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [],
+                                  dtype=gl.int32, is_pure=False, pack=1)  # fmt: skip
+    pid = gl.program_id(0)
+    head_block = pid % HEAD_BLOCKS
+    program = pid // HEAD_BLOCKS
+    num_slots = num_programs + batch
+    max_seq_len = max_pages * PAGE_SIZE
+    lo_p, hi_p, first, last, first_start, spanned = program_share(
+        seq_lens_ptr, batch, max_seq_len, program, num_programs, BLOCK_B, BLOCK_N,
+        gl.num_warps(),
+    )  # fmt: skip
+    if spanned < batch:
+        row_layout: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+        rows = head_block * BLOCK_M + gl.arange(0, BLOCK_M, row_layout)
+        gl.store(partial_lse_ptr + rows.to(gl.int64) * num_slots + program + spanned,
+                 gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout),
+                 mask=rows < ROWS)  # fmt: skip
+
+    dtype: gl.constexpr = q_ptr.dtype.element_ty
+    q_lo = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], lat_desc.layout)
+    q_hi = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], lat_desc.layout)
+    q_pe = gl.allocate_shared_memory(dtype, [BLOCK_M, ROPE], rope_desc.layout)
+    k_lo = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
+    k_hi = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
+    k_pe = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, ROPE], rope_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(NUM_STAGES):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=1)
+    fence_async_shared()  # the initialised barriers, visible to the bulk copies
+    gl.thread_barrier()
+    # fmt: off
+    gl.warp_specialize(
+        [
+            (attend_pieces, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, q_ptr,
+                             seq_lens_ptr, piece_ranges_ptr, partial_o_ptr, partial_lse_ptr,
+                             scale_log2, batch, max_seq_len, program, num_slots, head_block,
+                             lo_p, hi_p, first, last, first_start, stride_q_batch,
+                             stride_q_pos, stride_q_head, NUM_HEADS, QLEN, BLOCK_N,
+                             NUM_STAGES)),
+            (load_pieces, (lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, page_table_ptr,
+                           stride_table_batch, seq_lens_ptr, batch, max_pages, lo_p, hi_p, first,
+                           last, first_start, BLOCK_N, NUM_STAGES, PAGE_SIZE)),
+        ],
+        [1],  # the producer: one warp that only issues copies
+        [24],  # and few registers, so the consumers keep theirs
+    )
+    # fmt: on
