@@ -220,6 +220,20 @@ def test_balanced_program_loop_far_pool_and_dtypes(dtype):
 
 
 @pytest.mark.gpu
+def test_balanced_program_loop_strided_queries():
+    # q a view with rows 640 elements apart: no bulk copies of it, the consumers load the rows.
+    case = random_mla_case(lengths_for_ragged(4), 16, qlen=4, dtype=torch.bfloat16,
+                           device="cuda")  # fmt: skip
+    wide = torch.full((*case.q.shape[:3], 640), float("nan"), dtype=torch.bfloat16,
+                      device="cuda")  # fmt: skip
+    wide[..., :576] = case.q
+    args = (wide[..., :576], case.kv_cache, case.page_table, case.seq_lens)
+    plan = balanced_gpu_plan(case, 16, 4, 64, torch.bfloat16, num_programs=7)
+    out, lse = splitkv.mla_decode(*args, plan=plan, validate=True)
+    check_against_reference(out, lse, *splitkv.reference.mla_decode(*args))
+
+
+@pytest.mark.gpu
 def test_balanced_program_loop_empty_batch():
     case = random_mla_case([0, 0, 0], 16, qlen=4, dtype=torch.bfloat16, device="cuda",
                            table_columns=4)  # fmt: skip

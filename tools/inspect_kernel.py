@@ -115,12 +115,24 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
         for name in ("key_starts_ptr", "num_splits", "SPLIT_MAJOR", "HAS_KEY_START"):
             signature.pop(name, None)
             constants.pop(name, None)
-        signature.update({"piece_ranges_ptr": "*i32", "num_programs": "i32"})
+        # The queries by bulk copies too, as for a contiguous q.
+        q_lat, q_rope = ws.query_row_descriptors(torch.empty(2, qlen, heads, ws.HEAD_DIM_QK,
+                                                             dtype=torch.bfloat16))  # fmt: skip
+        signature.update({"piece_ranges_ptr": "*i32", "num_programs": "i32",
+                          "q_lat_desc": mangle_type(q_lat),
+                          "q_rope_desc": mangle_type(q_rope)})  # fmt: skip
         constants["BLOCK_B"] = 1 << (balanced_batch - 1).bit_length()
+        constants["QUERY_TMA"] = True
         kernel = mla_warp_specialized_loop_kernel
         signature = {name: signature[name] for name in kernel.arg_names if name in signature}
     signature.update({name: "constexpr" for name in constants})
-    source = GluonASTSource(kernel, signature, constants)
+    # As the launcher specialises them: 16-byte aligned pointers, strides multiples of 16.
+    aligned = ("q_ptr", "page_table_ptr", "seq_lens_ptr", "key_starts_ptr", "partial_o_ptr",
+               "partial_lse_ptr", "piece_ranges_ptr", "stride_q_batch", "stride_q_pos",
+               "stride_q_head")  # fmt: skip
+    attrs = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
+             for name in aligned if name in signature}  # fmt: skip
+    source = GluonASTSource(kernel, signature, constants, attrs)
     target = GPUTarget("cuda", arch, 32)
     return triton.compile(source, target=target, options={"num_warps": ws.NUM_WARPS})
 

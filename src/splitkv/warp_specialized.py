@@ -64,18 +64,33 @@ def kv_row_descriptors(kv: torch.Tensor, page_size: int) -> tuple | None:
     """Descriptors over the pool's rows [num_pages * page_size, 576], boxes of one page's (or
     one block's) rows by 256 latent columns and by the 64 rope columns; None for a pool whose
     rows are not page-contiguous and 16-byte aligned (the Triton kernel reads it instead)."""
+    if not rows_describable(kv, page_size):
+        return None
+    rows = min(page_size, BLOCK_N)
+    shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [kv.stride(1), 1]
+    return row_descriptors(kv, shape, strides, rows)
+
+
+def query_row_descriptors(q: torch.Tensor) -> tuple | None:
+    """Descriptors over q's rows [batch * qlen * heads, 576] (a request's query rows are then
+    consecutive), boxes of a head block's 64 rows; None unless q is contiguous and 16-byte
+    aligned (the kernel then loads the rows through registers)."""
+    if not q.is_contiguous() or q.data_ptr() % 16:
+        return None
+    return row_descriptors(q, [q.numel() // q.shape[-1], q.shape[-1]], [q.shape[-1], 1], BLOCK_H)
+
+
+def row_descriptors(tensor: torch.Tensor, shape: list, strides: list, rows: int) -> tuple:
+    """(latent, rope) Gluon descriptors over 2-D rows of 576: boxes of `rows` rows by 256
+    latent columns (two per row) and by the 64 rope columns."""
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    if not rows_describable(kv, page_size):
-        return None
-    element = gl.bfloat16 if kv.dtype == torch.bfloat16 else gl.float16
-    rows = min(page_size, BLOCK_N)
-    shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [kv.stride(1), 1]
+    element = gl.bfloat16 if tensor.dtype == torch.bfloat16 else gl.float16
 
     def described(box: list[int]) -> TensorDescriptor:
         layout = gl.NVMMASharedLayout.get_default_for(box, element)
-        return TensorDescriptor(kv, shape, strides, box, layout)
+        return TensorDescriptor(tensor, shape, strides, box, layout)
 
     return described([rows, HEAD_DIM_V // 2]), described([rows, HEAD_DIM_QK - HEAD_DIM_V])
 
@@ -123,15 +138,20 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
     return True
 
 
-def launch_program_loop(plan, q, descriptors, page_size, page_table, seq_lens, scale_log2):
+def launch_program_loop(
+    plan, q, descriptors, page_size, page_table, seq_lens, scale_log2, program_times=None
+):
     """The balanced schedule's program loop (kernels/mla_warp_specialized_loop.py): one
-    program per schedule program and head block."""
+    program per schedule program and head block. program_times: an int64 tensor of
+    [programs, 2] to receive each program's start and end in ns (tools/program_times.py)."""
     from splitkv.kernels.mla_warp_specialized_loop import mla_warp_specialized_loop_kernel
 
     batch, qlen, num_heads = q.shape[:3]
+    query_descriptors = query_row_descriptors(q)
     mla_warp_specialized_loop_kernel[(plan.num_programs * plan.num_head_blocks,)](
         q,
         *descriptors,
+        *(query_descriptors or descriptors),
         page_table,
         seq_lens,
         plan.workspace.partial_o,
@@ -151,6 +171,9 @@ def launch_program_loop(plan, q, descriptors, page_size, page_table, seq_lens, s
         BLOCK_N=BLOCK_N,
         NUM_STAGES=NUM_STAGES,
         BLOCK_B=plan.block_b,
+        QUERY_TMA=query_descriptors is not None,
         RELEASE_MERGE=plan.dependent_launch,
+        program_times_ptr=program_times,
+        TIME_PROGRAMS=program_times is not None,
         num_warps=NUM_WARPS,
     )

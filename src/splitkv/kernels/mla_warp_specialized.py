@@ -54,16 +54,21 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
     BLOCK_BYTES: gl.constexpr = COPIES * (
         2 * lat_desc.block_type.nbytes + rope_desc.block_type.nbytes
     )
+    copy_layout: gl.constexpr = gl.BlockedLayout([1], [32], [1], [0])  # one warp
+    copy = gl.arange(0, COPIES, copy_layout)
     for j in range(num_blocks):
         ring = ring_start + j
         stage = ring % NUM_STAGES
+        # The block's page ids first: their load overlaps the wait for a free buffer instead
+        # of delaying the copies after it.
+        keys = first_key + j * BLOCK_N + copy * SUB
+        pages = gl.load(table_row + gl.minimum(keys // PAGE_SIZE, max_pages - 1))
         # The first pass over the ring has nothing to wait for.
         mbarrier.wait(empty.index(stage), ((ring // NUM_STAGES) & 1) ^ 1, pred=ring >= NUM_STAGES)
         mbarrier.expect(ready.index(stage), BLOCK_BYTES)
         for c in gl.static_range(COPIES):
-            key = first_key + j * BLOCK_N + c * SUB
-            page = gl.load(table_row + gl.minimum(key // PAGE_SIZE, max_pages - 1))
-            row = page * PAGE_SIZE + key % PAGE_SIZE
+            page = gl.sum(gl.where(copy == c, pages, 0), 0)
+            row = page * PAGE_SIZE + (first_key + j * BLOCK_N + c * SUB) % PAGE_SIZE
             bar = ready.index(stage)
             tma.async_copy_global_to_shared(
                 lat_desc, [row, 0], bar, k_lo.index(stage).slice(c * SUB, SUB)
@@ -80,11 +85,13 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
 def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start, num_blocks,
                       first_key, lo_key, hi_key, seq_len, last_key, head_block, slot_base, split,
                       num_splits, rows_total, partial_o_ptr, partial_lse_ptr, scale_log2,
-                      NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
-                      NUM_STAGES: gl.constexpr):  # fmt: skip
+                      queries_free, NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
+                      NUM_STAGES: gl.constexpr, RELEASE_QUERIES: gl.constexpr):  # fmt: skip
     """Consumers: the online softmax over the ring's next num_blocks blocks (from ring_start, as
     the producer counts them), then the partial of the split (or piece) at column `split` of the
-    row slots from slot_base, `num_splits` columns a row.
+    row slots from slot_base, `num_splits` columns a row. RELEASE_QUERIES: arrive on the
+    `queries_free` barrier once the last block's scores are in, so the producer may bring the
+    next piece's queries while these finish.
 
     Row r (query position q_pos) sees keys [lo_key, min(hi_key, last_key + q_pos + 1)); only
     blocks that reach past a bound pay for the mask. Each block's wgmma finish before its
@@ -125,6 +132,9 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
         scores = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), scores, is_async=True)
         scores = warpgroup_mma(q_pe, k_pe.index(stage).permute((1, 0)), scores, is_async=True)
         scores = warpgroup_mma_wait(num_outstanding=0, deps=(scores,))
+        if RELEASE_QUERIES:  # noqa: SIM102 (a compile-time branch around a run-time one)
+            if j == num_blocks - 1:
+                mbarrier.arrive(queries_free, count=1)
         scores = scores * scale_log2
         if (block_key < lo_key) | (block_key + BLOCK_N > unmasked_end):
             keys = block_key + cols
@@ -280,7 +290,8 @@ def mla_warp_specialized_kernel(
             (attend_key_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, 0,
                                  num_blocks, first_key, lo_key, hi_key, seq_len, seq_len - QLEN,
                                  head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
-                                 partial_lse_ptr, scale_log2, NUM_HEADS, BLOCK_N, NUM_STAGES)),
+                                 partial_lse_ptr, scale_log2, empty, NUM_HEADS, BLOCK_N,
+                                 NUM_STAGES, False)),
             (load_key_blocks, (lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
                                max_pages, first_key, num_blocks, 0, BLOCK_N, NUM_STAGES,
                                PAGE_SIZE)),

@@ -5,9 +5,13 @@ blocks, however many requests it crosses:
 - the producer warp walks the share's pieces request by request, bringing their key blocks
   through each request's page-table row into the one ring, so a request boundary costs no
   drain: the next piece's first blocks are in flight while the consumers finish the last one;
-- the consumer warpgroups take each piece in turn: its request's query rows into shared
-  memory, the online softmax over its blocks, its partial at slot (program + request) of
-  each row, as `mla_balanced_kernel` writes them (so the merge is the same).
+- the consumer warpgroups take each piece in turn: its request's query rows in shared memory,
+  the online softmax over its blocks, its partial at slot (program + request) of each row, as
+  `mla_balanced_kernel` writes them (so the merge is the same). Where q's rows can be described
+  for bulk copies (QUERY_TMA), the producer brings them too, as soon as the consumers' last
+  score wgmma of the previous piece has read the old ones: a piece then starts without a
+  round trip to memory on the consumers' side (measured ~4 us a piece under load, with the
+  consumers loading them; tools/program_times.py, docs/perf.md v0.2.8).
 Both partitions derive the pieces from seq_lens alone, on the device, so a CUDA graph replays
 the schedule for new lengths.
 """
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
 
 from splitkv.kernels.balanced import record_piece_range
 from splitkv.kernels.mla_warp_specialized import (
@@ -29,6 +33,11 @@ from splitkv.kernels.mla_warp_specialized import (
     load_query_rows,
 )
 
+# TIME_PROGRAMS: a program's row of int64 ns: its start, its end, then (piece start, queries
+# in shared memory, piece end) for its first PIECE_TIMES - 1 pieces (later ones in the last).
+PIECE_TIMES = gl.constexpr(5)
+PROGRAM_TIMES = gl.constexpr(2 + 3 * 5)
+
 
 @gluon.jit
 def add(a, b):
@@ -39,8 +48,8 @@ def add(a, b):
 def program_share(seq_lens_ptr, batch, max_seq_len, program, num_programs, BLOCK_B: gl.constexpr,
                   BLOCK_N: gl.constexpr, num_warps: gl.constexpr):  # fmt: skip
     """The schedule program's global key blocks [lo, hi), the requests it meets (first to last;
-    last < first when it has none), the first global block of request `first`, and the
-    request whose slot an empty program must mark (`batch` for none), as
+    last < first when it has none), the first global block and the length of request `first`,
+    and the request whose slot an empty program must mark (`batch` for none), as
     `program_requests` computes them for the Triton kernel."""
     layout: gl.constexpr = gl.BlockedLayout([1], [32], [num_warps], [0])
     b = gl.arange(0, BLOCK_B, layout)
@@ -57,7 +66,8 @@ def program_share(seq_lens_ptr, batch, max_seq_len, program, num_programs, BLOCK
     # An empty program inside a request's blocks lies inside that request's program range:
     # the merge reads its slot, which must say "no keys".
     spanned = gl.where((lo == hi) & (first < batch) & (first_start < lo), first, batch)
-    return lo, hi, first, last, first_start, spanned
+    first_len = gl.sum(gl.where(b == first, gl.minimum(gl.maximum(lens, 0), max_seq_len), 0), 0)
+    return lo, hi, first, last, first_start, first_len, spanned
 
 
 @gluon.jit
@@ -69,67 +79,105 @@ def request_length(seq_lens_ptr, request, batch, max_seq_len):
 
 
 @gluon.jit
-def load_pieces(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, page_table_ptr,
-                stride_table_batch, seq_lens_ptr, batch, max_pages, lo_p, hi_p, first, last,
-                first_start, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
-                PAGE_SIZE: gl.constexpr):  # fmt: skip
-    """Producer: every piece's key blocks into the ring, one after the other."""
+def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, page_table_ptr,
+                stride_table_batch, seq_lens_ptr, batch, max_pages, head_block, share,
+                ROWS: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                PAGE_SIZE: gl.constexpr, QUERY_TMA: gl.constexpr):  # fmt: skip
+    """Producer: every piece's key blocks into the ring, one after the other, and with
+    QUERY_TMA its query rows once the consumers freed the previous ones."""
+    q_lo, q_hi, q_pe, queries_in, queries_free = queries
+    k_lo, k_hi, k_pe, ready, empty = ring
+    lo_p, hi_p, first, last, first_start, first_len = share
+    QUERY_BYTES: gl.constexpr = 2 * q_lat_desc.block_type.nbytes + q_rope_desc.block_type.nbytes
+    max_seq_len = max_pages * PAGE_SIZE
     start = first_start
-    ring = 0
+    blocks_done = 0
+    pieces = 0
+    next_len = first_len
     for request in range(first, last + 1):
-        end = start + gl.cdiv(request_length(seq_lens_ptr, request, batch, max_pages * PAGE_SIZE),
-                              BLOCK_N)  # fmt: skip
+        end = start + gl.cdiv(next_len, BLOCK_N)
+        # The next request's length now: its load overlaps this piece's copies.
+        next_len = request_length(seq_lens_ptr, request + 1, batch, max_seq_len)
         lo = gl.maximum(lo_p, start)
         blocks = gl.maximum(gl.minimum(hi_p, end) - lo, 0)
+        if QUERY_TMA:  # noqa: SIM102 (a compile-time branch around a run-time one)
+            if blocks > 0:
+                # The queries' buffer frees with the previous piece's last scores, so this copy
+                # runs while the consumers finish that piece. (The piece's first key block
+                # issued before it measured no faster: v0.2.8c in docs/perf.md.)
+                mbarrier.wait(queries_free, (pieces & 1) ^ 1, pred=pieces > 0)
+                mbarrier.expect(queries_in, QUERY_BYTES)
+                row = request * ROWS + head_block * BLOCK_M  # rows past ROWS: never stored
+                tma.async_copy_global_to_shared(q_lat_desc, [row, 0], queries_in, q_lo)
+                tma.async_copy_global_to_shared(q_lat_desc, [row, HALF], queries_in, q_hi)
+                tma.async_copy_global_to_shared(q_rope_desc, [row, LATENT], queries_in, q_pe)
+                pieces += 1
         table_row = page_table_ptr + request.to(gl.int64) * stride_table_batch
         load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
-                        max_pages, (lo - start) * BLOCK_N, blocks, ring, BLOCK_N, NUM_STAGES,
-                        PAGE_SIZE)  # fmt: skip
-        ring += blocks
+                        max_pages, (lo - start) * BLOCK_N, blocks, blocks_done, BLOCK_N,
+                        NUM_STAGES, PAGE_SIZE)  # fmt: skip
+        blocks_done += blocks
         start = end
 
 
 @gluon.jit
-def attend_pieces(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, q_ptr, seq_lens_ptr,
-                  piece_ranges_ptr, partial_o_ptr, partial_lse_ptr, scale_log2, batch,
-                  max_seq_len, program, num_slots, head_block, lo_p, hi_p, first, last,
-                  first_start, stride_q_batch, stride_q_pos, stride_q_head,
-                  NUM_HEADS: gl.constexpr, QLEN: gl.constexpr, BLOCK_N: gl.constexpr,
-                  NUM_STAGES: gl.constexpr):  # fmt: skip
-    """Consumers: each piece's queries, attention and partial, in the producer's order."""
+def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_ptr, partial_o_ptr,
+                  partial_lse_ptr, scale_log2, batch, max_seq_len, program, num_slots, head_block,
+                  share, times_ptr, NUM_HEADS: gl.constexpr, QLEN: gl.constexpr,
+                  BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, QUERY_TMA: gl.constexpr,
+                  TIME_PROGRAMS: gl.constexpr):  # fmt: skip
+    """Consumers: each piece's queries, attention and partial, in the producer's order.
+    TIME_PROGRAMS: the time each of the first pieces starts, has its queries, and ends."""
+    q_lo, q_hi, q_pe, queries_in, queries_free = queries
+    k_lo, k_hi, k_pe, ready, empty = ring
+    lo_p, hi_p, first, last, first_start, first_len = share
     ROWS: gl.constexpr = QLEN * NUM_HEADS
     wide: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
     narrow: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [8, 1], [1, 0])
     start = first_start
-    ring = 0
+    blocks_done = 0
+    pieces = 0
+    next_len = first_len
     for request in range(first, last + 1):
-        seq_len = request_length(seq_lens_ptr, request, batch, max_seq_len)
+        seq_len = next_len
+        next_len = request_length(seq_lens_ptr, request + 1, batch, max_seq_len)
         end = start + gl.cdiv(seq_len, BLOCK_N)
         lo = gl.maximum(lo_p, start)
         hi = gl.minimum(hi_p, end)
         if lo < hi:  # a request with no blocks between two others has no piece
+            piece = gl.minimum(pieces, PIECE_TIMES - 1)
+            if TIME_PROGRAMS:
+                gl.store(times_ptr + 2 + 3 * piece, global_time())
             if head_block == 0:
                 record_piece_range(piece_ranges_ptr, request, program + request, lo, hi, start,
                                    seq_len, 0, BLOCK_N)  # fmt: skip
-            # Both warpgroups' last wgmma read the previous piece's queries: all done first.
-            gl.thread_barrier()
-            strides = (stride_q_batch, stride_q_pos, stride_q_head)
-            q_lo.store(load_query_rows(q_ptr, request, head_block, *strides, ROWS, NUM_HEADS, 0,
-                                       HALF, wide))  # fmt: skip
-            q_hi.store(load_query_rows(q_ptr, request, head_block, *strides, ROWS, NUM_HEADS,
-                                       HALF, HALF, wide))  # fmt: skip
-            q_pe.store(load_query_rows(q_ptr, request, head_block, *strides, ROWS, NUM_HEADS,
-                                       LATENT, ROPE, narrow))  # fmt: skip
-            fence_async_shared()  # the queries, visible to the wgmma
-            gl.thread_barrier()
+            if QUERY_TMA:
+                mbarrier.wait(queries_in, pieces & 1)
+            else:
+                # Both warpgroups' last wgmma read the previous piece's queries: all done first.
+                gl.thread_barrier()
+                q_lo.store(load_query_rows(q_ptr, request, head_block, *q_strides, ROWS,
+                                           NUM_HEADS, 0, HALF, wide))  # fmt: skip
+                q_hi.store(load_query_rows(q_ptr, request, head_block, *q_strides, ROWS,
+                                           NUM_HEADS, HALF, HALF, wide))  # fmt: skip
+                q_pe.store(load_query_rows(q_ptr, request, head_block, *q_strides, ROWS,
+                                           NUM_HEADS, LATENT, ROPE, narrow))  # fmt: skip
+                fence_async_shared()  # the queries, visible to the wgmma
+                gl.thread_barrier()
+            if TIME_PROGRAMS:
+                gl.store(times_ptr + 3 + 3 * piece, global_time())
             first_key = (lo - start) * BLOCK_N
-            attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring, hi - lo,
-                              first_key, first_key, gl.minimum((hi - start) * BLOCK_N, seq_len),
-                              seq_len, seq_len - QLEN, head_block, head_block * BLOCK_M,
+            attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, blocks_done,
+                              hi - lo, first_key, first_key,
+                              gl.minimum((hi - start) * BLOCK_N, seq_len), seq_len,
+                              seq_len - QLEN, head_block, head_block * BLOCK_M,
                               program + request, num_slots, ROWS, partial_o_ptr,
-                              partial_lse_ptr, scale_log2, NUM_HEADS, BLOCK_N,
-                              NUM_STAGES)  # fmt: skip
-        ring += gl.maximum(hi - lo, 0)
+                              partial_lse_ptr, scale_log2, queries_free, NUM_HEADS, BLOCK_N,
+                              NUM_STAGES, QUERY_TMA)  # fmt: skip
+            if TIME_PROGRAMS:
+                gl.store(times_ptr + 4 + 3 * piece, global_time())
+            pieces += 1
+        blocks_done += gl.maximum(hi - lo, 0)
         start = end
 
 
@@ -138,6 +186,8 @@ def mla_warp_specialized_loop_kernel(
     q_ptr,
     lat_desc,  # as in mla_warp_specialized_kernel
     rope_desc,
+    q_lat_desc,  # QUERY_TMA: q as rows [batch * qlen * heads, 576], boxes [64, 256]
+    q_rope_desc,  # and [64, 64] (without QUERY_TMA: lat_desc, rope_desc, unused)
     page_table_ptr,
     seq_lens_ptr,
     partial_o_ptr,  # [ROWS, num_programs + batch, 512] float32 a head block, as balanced
@@ -157,21 +207,30 @@ def mla_warp_specialized_loop_kernel(
     BLOCK_N: gl.constexpr,
     NUM_STAGES: gl.constexpr,
     BLOCK_B: gl.constexpr,
+    QUERY_TMA: gl.constexpr,
     RELEASE_MERGE: gl.constexpr = False,
+    program_times_ptr=None,  # TIME_PROGRAMS: [programs, PROGRAM_TIMES] int64 ns (below)
+    TIME_PROGRAMS: gl.constexpr = False,
 ):
     """Program (schedule program, head block), the head block fastest: the head blocks of one
-    share read the same keys at about the same time (the second read from L2)."""
+    share read the same keys at about the same time (the second read from L2). TIME_PROGRAMS
+    (tools/program_times.py) records when each program starts and ends, and when its pieces
+    do, on the GPU's global timer: which programs a wave waits for, and on what."""
     ROWS: gl.constexpr = QLEN * NUM_HEADS
     HEAD_BLOCKS: gl.constexpr = (ROWS + BLOCK_M - 1) // BLOCK_M
     if RELEASE_MERGE:
         gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [],
                                   dtype=gl.int32, is_pure=False, pack=1)  # fmt: skip
     pid = gl.program_id(0)
+    times_row = seq_lens_ptr  # a stand-in, never written, without TIME_PROGRAMS
+    if TIME_PROGRAMS:
+        times_row = program_times_ptr + PROGRAM_TIMES * pid
+        gl.store(times_row, global_time())
     head_block = pid % HEAD_BLOCKS
     program = pid // HEAD_BLOCKS
     num_slots = num_programs + batch
     max_seq_len = max_pages * PAGE_SIZE
-    lo_p, hi_p, first, last, first_start, spanned = program_share(
+    lo_p, hi_p, first, last, first_start, first_len, spanned = program_share(
         seq_lens_ptr, batch, max_seq_len, program, num_programs, BLOCK_B, BLOCK_N,
         gl.num_warps(),
     )  # fmt: skip
@@ -183,33 +242,48 @@ def mla_warp_specialized_loop_kernel(
                  mask=rows < ROWS)  # fmt: skip
 
     dtype: gl.constexpr = q_ptr.dtype.element_ty
-    q_lo = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], lat_desc.layout)
-    q_hi = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], lat_desc.layout)
-    q_pe = gl.allocate_shared_memory(dtype, [BLOCK_M, ROPE], rope_desc.layout)
+    q_lo = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], q_lat_desc.layout)
+    q_hi = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], q_lat_desc.layout)
+    q_pe = gl.allocate_shared_memory(dtype, [BLOCK_M, ROPE], q_rope_desc.layout)
     k_lo = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
     k_hi = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
     k_pe = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, ROPE], rope_desc.layout)
     ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    queries_in = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    queries_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     for i in gl.static_range(NUM_STAGES):
         mbarrier.init(ready.index(i), count=1)
         mbarrier.init(empty.index(i), count=1)
+    mbarrier.init(queries_in, count=1)
+    mbarrier.init(queries_free, count=1)
     fence_async_shared()  # the initialised barriers, visible to the bulk copies
     gl.thread_barrier()
+    queries = (q_lo, q_hi, q_pe, queries_in, queries_free)
+    ring = (k_lo, k_hi, k_pe, ready, empty)
+    share = (lo_p, hi_p, first, last, first_start, first_len)
     # fmt: off
     gl.warp_specialize(
         [
-            (attend_pieces, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, q_ptr,
+            (attend_pieces, (queries, ring, q_ptr, (stride_q_batch, stride_q_pos, stride_q_head),
                              seq_lens_ptr, piece_ranges_ptr, partial_o_ptr, partial_lse_ptr,
                              scale_log2, batch, max_seq_len, program, num_slots, head_block,
-                             lo_p, hi_p, first, last, first_start, stride_q_batch,
-                             stride_q_pos, stride_q_head, NUM_HEADS, QLEN, BLOCK_N,
-                             NUM_STAGES)),
-            (load_pieces, (lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, page_table_ptr,
-                           stride_table_batch, seq_lens_ptr, batch, max_pages, lo_p, hi_p, first,
-                           last, first_start, BLOCK_N, NUM_STAGES, PAGE_SIZE)),
+                             share, times_row, NUM_HEADS, QLEN, BLOCK_N, NUM_STAGES, QUERY_TMA,
+                             TIME_PROGRAMS)),
+            (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
+                           page_table_ptr, stride_table_batch, seq_lens_ptr, batch, max_pages,
+                           head_block, share, ROWS, BLOCK_N, NUM_STAGES, PAGE_SIZE, QUERY_TMA)),
         ],
         [1],  # the producer: one warp that only issues copies
         [24],  # and few registers, so the consumers keep theirs
     )
     # fmt: on
+    if TIME_PROGRAMS:
+        gl.store(times_row + 1, global_time())
+
+
+@gluon.jit
+def global_time():
+    """The GPU's global nanosecond timer (the same clock on every SM)."""
+    return gl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=gl.int64,
+                                     is_pure=False, pack=1)  # fmt: skip
