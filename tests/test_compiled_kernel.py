@@ -67,17 +67,20 @@ def test_warp_specialized_kernel_compiles(page_size, heads, qlen):
                       "--qlen", str(qlen))  # fmt: skip
     assert report["stack_bytes"] == 0 and report["setmaxnreg"] > 0 and report["wgmma"] > 0
     copies_per_block = 3 * (64 // min(page_size, 64))  # two latent halves and the rope part
-    assert report["bulk_copies"] > 0 and report["bulk_copies"] % copies_per_block == 0
+    assert report["bulk_copies"] >= copies_per_block + 3  # and three for the queries
     assert report["shared_kb"] <= 227
 
 
-@pytest.mark.parametrize("page_size,heads,qlen", [(64, 128, 1), (8, 12, 4)])
-def test_warp_specialized_program_loop_compiles(page_size, heads, qlen):
+@pytest.mark.parametrize("page_size,heads,qlen,batch", [(64, 128, 1, 8), (8, 12, 4, 48),
+                                                        (64, 12, 4, 8)])  # fmt: skip
+def test_warp_specialized_program_loop_compiles(page_size, heads, qlen, batch):
     # The balanced schedule's program loop on the Gluon tile (kernels/mla_warp_specialized_loop.py),
     # queries by bulk copies too: within one program per SM's shared memory, both partitions
     # register-capped (setmaxnreg).
     report = compiled("--warp-specialized", "--page-size", str(page_size), "--heads", str(heads),
-                      "--qlen", str(qlen), "--balanced-batch", "48")  # fmt: skip
+                      "--qlen", str(qlen), "--balanced-batch", str(batch))  # fmt: skip
     assert report["setmaxnreg"] > 0 and report["wgmma"] > 0 and report["bulk_copies"] > 0
     assert report["shared_kb"] <= 227
-    assert report["stack_bytes"] <= 256  # a few loop scalars spilled, once a piece (L1)
+    # A few loop scalars spilled, reloaded once a piece; small batches once spilled ~280 bytes
+    # reloaded every block (warp_specialized.MIN_BLOCK_B).
+    assert report["stack_bytes"] <= 32

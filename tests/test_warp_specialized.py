@@ -165,6 +165,18 @@ def test_a_pool_that_cannot_be_described_falls_back_to_the_triton_tile():
 
 
 @pytest.mark.gpu
+def test_strided_queries_load_through_registers():
+    # q a view with rows 640 elements apart: no bulk copies of it, the consumers load the rows.
+    case = random_mla_case(lengths_for(8), 16, qlen=8, dtype=torch.bfloat16, device="cuda")
+    wide = torch.full((*case.q.shape[:3], 640), float("nan"), dtype=torch.bfloat16,
+                      device="cuda")  # fmt: skip
+    wide[..., :576] = case.q
+    args = (wide[..., :576], case.kv_cache, case.page_table, case.seq_lens)
+    out, lse = splitkv.mla_decode(*args, plan=gpu_plan(case, 16, 8, 64, torch.bfloat16))
+    check_against_reference(out, lse, *splitkv.reference.mla_decode(*args))
+
+
+@pytest.mark.gpu
 def test_shared_prefix_cascade_suffix_pass():
     # The cascade's suffix pass starts each request at its prefix's end (key_starts).
     lengths = [70000, 66000, 65600, 3000]

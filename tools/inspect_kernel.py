@@ -110,19 +110,19 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     constants = {"NUM_HEADS": heads, "QLEN": qlen, "PAGE_SIZE": page_size,
                  "BLOCK_N": ws.BLOCK_N, "NUM_STAGES": ws.NUM_STAGES, "SPLIT_MAJOR": True,
                  "HAS_KEY_START": False, "RELEASE_MERGE": True}  # fmt: skip
+    # The queries by bulk copies too, as for a contiguous q.
+    q_lat, q_rope = ws.query_row_descriptors(torch.empty(2, qlen, heads, ws.HEAD_DIM_QK,
+                                                         dtype=torch.bfloat16))  # fmt: skip
+    signature.update({"q_lat_desc": mangle_type(q_lat), "q_rope_desc": mangle_type(q_rope)})
+    constants["QUERY_TMA"] = True
     kernel = mla_warp_specialized_kernel
     if balanced_batch:
         for name in ("key_starts_ptr", "num_splits", "SPLIT_MAJOR", "HAS_KEY_START"):
             signature.pop(name, None)
             constants.pop(name, None)
-        # The queries by bulk copies too, as for a contiguous q.
-        q_lat, q_rope = ws.query_row_descriptors(torch.empty(2, qlen, heads, ws.HEAD_DIM_QK,
-                                                             dtype=torch.bfloat16))  # fmt: skip
-        signature.update({"piece_ranges_ptr": "*i32", "num_programs": "i32",
-                          "q_lat_desc": mangle_type(q_lat),
-                          "q_rope_desc": mangle_type(q_rope)})  # fmt: skip
-        constants["BLOCK_B"] = 1 << (balanced_batch - 1).bit_length()
-        constants["QUERY_TMA"] = True
+        signature.update({"piece_ranges_ptr": "*i32", "num_programs": "i32"})
+        constants["BLOCK_B"] = max(1 << (balanced_batch - 1).bit_length(), ws.MIN_BLOCK_B)
+        constants["PIECE_COST"] = ws.PIECE_COST
         kernel = mla_warp_specialized_loop_kernel
         signature = {name: signature[name] for name in kernel.arg_names if name in signature}
     signature.update({name: "constexpr" for name in constants})

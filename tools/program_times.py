@@ -24,16 +24,19 @@ from splitkv.testing import random_mla_case
 SHAPES = {"ragged": "ragged", "one-long": "1x327600", "prefix-boundary": "prefix-boundary"}
 
 
-def shares(lengths: list[int], num_programs: int) -> list[dict]:
-    """Each schedule program's key blocks and pieces, as kernels/balanced.py cuts them."""
+def shares(lengths: list[int], num_programs: int, piece_cost: int = ws.PIECE_COST) -> list[dict]:
+    """Each schedule program's key blocks and pieces, as the program loop cuts them
+    (kernels/mla_warp_specialized_loop.py: a request's blocks plus `piece_cost` units)."""
     blocks = [-(-max(n, 0) // ws.BLOCK_N) for n in lengths]
-    total = max(sum(blocks), 1)
-    starts = [sum(blocks[:b]) for b in range(len(blocks))]
+    units = [b + piece_cost if b else 0 for b in blocks]
+    total = max(sum(units), 1)
+    starts = [sum(units[:r]) + piece_cost for r in range(len(units))]  # first block's unit
     result = []
     for p in range(num_programs):
         lo, hi = p * total // num_programs, (p + 1) * total // num_programs
-        pieces = [b for b, s in enumerate(starts) if max(lo, s) < min(hi, s + blocks[b])]
-        result.append({"blocks": hi - lo, "pieces": len(pieces), "requests": pieces})
+        held = [max(0, min(hi, s + b) - max(lo, s)) for s, b in zip(starts, blocks, strict=True)]
+        pieces = [r for r, n in enumerate(held) if n > 0]
+        result.append({"blocks": sum(held), "pieces": len(pieces), "requests": pieces})
     return result
 
 
@@ -45,6 +48,8 @@ def main() -> None:
     parser.add_argument("--qlen", type=int, default=4)
     parser.add_argument("--page-size", type=int, default=64)
     parser.add_argument("--num-programs", type=int, default=None)
+    parser.add_argument("--piece-cost", type=int, default=ws.PIECE_COST,
+                        help="the schedule's units per piece beside its blocks")  # fmt: skip
     parser.add_argument("--calls", type=int, default=3, help="the last one is reported")
     parser.add_argument("--out", default=None, help="folder for program_times_*.json")
     args = parser.parse_args()
@@ -64,12 +69,13 @@ def main() -> None:
     scale_log2 = case.q.shape[-1] ** -0.5 * 1.4426950408889634
     for _ in range(args.calls):
         ws.launch_program_loop(plan, case.q, descriptors, args.page_size, case.page_table,
-                               case.seq_lens, scale_log2, program_times=times)  # fmt: skip
+                               case.seq_lens, scale_log2, program_times=times,
+                               piece_cost=args.piece_cost)  # fmt: skip
     torch.cuda.synchronize()
     # us from the first program's start; piece events: (start, queries in, end) per piece
     us = ((times - times[:, 0].min()).double() / 1000).where(times > 0, float("nan")).cpu()
     start, end = us[:, 0], us[:, 1]
-    schedule = shares(lengths, plan.num_programs)
+    schedule = shares(lengths, plan.num_programs, args.piece_cost)
     rows = []
     for pid in range(grid):
         share = schedule[pid // plan.num_head_blocks]
@@ -90,7 +96,8 @@ def main() -> None:
         print("       " + "  ".join(f"({a:.1f} {b:.1f} {c:.1f})" for a, b, c in r["pieces_us"]))
     if args.out:
         label = args.shape if not args.seq_lens else "custom"
-        path = Path(args.out) / f"program_times_{label}_h{args.heads}_q{args.qlen}.json"
+        name = f"program_times_{label}_h{args.heads}_q{args.qlen}_cost{args.piece_cost}.json"
+        path = Path(args.out) / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"lengths": lengths, "programs": rows}, indent=1))
         print(f"wrote {path}")

@@ -82,14 +82,47 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
 
 
 @gluon.jit
+def load_query_block(q_lat_desc, q_rope_desc, q_lo, q_hi, q_pe, queries_in, queries_free, row,
+                     pieces):  # fmt: skip
+    """Producer: the 64 query rows from `row` of q (as rows of 576) into the query buffers by
+    bulk copies, once the consumers freed them (not before the first piece: `pieces` counts
+    the loads before this one). Rows past the head block's are another request's or zeros:
+    their results are never stored."""
+    QUERY_BYTES: gl.constexpr = 2 * q_lat_desc.block_type.nbytes + q_rope_desc.block_type.nbytes
+    mbarrier.wait(queries_free, (pieces & 1) ^ 1, pred=pieces > 0)
+    mbarrier.expect(queries_in, QUERY_BYTES)
+    tma.async_copy_global_to_shared(q_lat_desc, [row, 0], queries_in, q_lo)
+    tma.async_copy_global_to_shared(q_lat_desc, [row, HALF], queries_in, q_hi)
+    tma.async_copy_global_to_shared(q_rope_desc, [row, LATENT], queries_in, q_pe)
+
+
+@gluon.jit
+def load_split(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, table_row,
+               max_pages, first_key, num_blocks, query_row, BLOCK_N: gl.constexpr,
+               NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr,
+               QUERY_TMA: gl.constexpr):  # fmt: skip
+    """Producer of the uniform kernel: with QUERY_TMA the queries first, then the split's key
+    blocks."""
+    q_lo, q_hi, q_pe, queries_in, queries_free = queries
+    k_lo, k_hi, k_pe, ready, empty = ring
+    if QUERY_TMA:
+        load_query_block(q_lat_desc, q_rope_desc, q_lo, q_hi, q_pe, queries_in, queries_free,
+                         query_row, 0)  # fmt: skip
+    load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
+                    first_key, num_blocks, 0, BLOCK_N, NUM_STAGES, PAGE_SIZE)  # fmt: skip
+
+
+@gluon.jit
 def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start, num_blocks,
                       first_key, lo_key, hi_key, seq_len, last_key, head_block, slot_base, split,
                       num_splits, rows_total, partial_o_ptr, partial_lse_ptr, scale_log2,
-                      queries_free, NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
-                      NUM_STAGES: gl.constexpr, RELEASE_QUERIES: gl.constexpr):  # fmt: skip
+                      queries_in, queries_free, NUM_HEADS: gl.constexpr,
+                      BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                      WAIT_FOR_QUERIES: gl.constexpr, RELEASE_QUERIES: gl.constexpr):  # fmt: skip
     """Consumers: the online softmax over the ring's next num_blocks blocks (from ring_start, as
     the producer counts them), then the partial of the split (or piece) at column `split` of the
-    row slots from slot_base, `num_splits` columns a row. RELEASE_QUERIES: arrive on the
+    row slots from slot_base, `num_splits` columns a row. WAIT_FOR_QUERIES: the queries come
+    by bulk copy, signalled on `queries_in` (phase 0). RELEASE_QUERIES: arrive on the
     `queries_free` barrier once the last block's scores are in, so the producer may bring the
     next piece's queries while these finish.
 
@@ -115,6 +148,8 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
     l_i = gl.zeros([BLOCK_M], gl.float32, s_rows)
     o_lo = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
     o_hi = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
+    if WAIT_FOR_QUERIES:
+        mbarrier.wait(queries_in, 0)
     for j in range(num_blocks):
         ring = ring_start + j
         stage = ring % NUM_STAGES
@@ -202,6 +237,8 @@ def mla_warp_specialized_kernel(
     q_ptr,
     lat_desc,  # the pool as rows [num_pages * page_size, 576], boxes [SUB, 256]
     rope_desc,  # the same rows, boxes [SUB, 64]
+    q_lat_desc,  # QUERY_TMA: q as rows [batch * qlen * heads, 576], boxes [64, 256]
+    q_rope_desc,  # and [64, 64] (without QUERY_TMA: lat_desc, rope_desc, for their layouts)
     page_table_ptr,
     seq_lens_ptr,
     key_starts_ptr,  # [batch] int32 first key of each request, used when HAS_KEY_START
@@ -222,6 +259,7 @@ def mla_warp_specialized_kernel(
     NUM_STAGES: gl.constexpr,
     SPLIT_MAJOR: gl.constexpr,
     HAS_KEY_START: gl.constexpr,
+    QUERY_TMA: gl.constexpr,
     RELEASE_MERGE: gl.constexpr = False,
 ):
     """The uniform schedule's program (request, split, head block): the head block fastest,
@@ -252,49 +290,60 @@ def mla_warp_specialized_kernel(
     num_blocks = gl.where(lo_key < hi_key, gl.cdiv(hi_key - first_key, BLOCK_N), 0)
 
     dtype: gl.constexpr = q_ptr.dtype.element_ty
-    wide: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
-    narrow: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [8, 1], [1, 0])
-    q_lo = gl.allocate_shared_memory(
-        dtype, [BLOCK_M, HALF], lat_desc.layout,
-        load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos,
-                        stride_q_head, ROWS, NUM_HEADS, 0, HALF, wide),
-    )  # fmt: skip
-    q_hi = gl.allocate_shared_memory(
-        dtype, [BLOCK_M, HALF], lat_desc.layout,
-        load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos,
-                        stride_q_head, ROWS, NUM_HEADS, HALF, HALF, wide),
-    )  # fmt: skip
-    q_pe = gl.allocate_shared_memory(
-        dtype, [BLOCK_M, ROPE], rope_desc.layout,
-        load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos,
-                        stride_q_head, ROWS, NUM_HEADS, LATENT, ROPE, narrow),
-    )  # fmt: skip
+    if QUERY_TMA:  # the producer brings them
+        q_lo = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], q_lat_desc.layout)
+        q_hi = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], q_lat_desc.layout)
+        q_pe = gl.allocate_shared_memory(dtype, [BLOCK_M, ROPE], q_rope_desc.layout)
+    else:
+        wide: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
+        narrow: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [8, 1], [1, 0])
+        q_lo = gl.allocate_shared_memory(
+            dtype, [BLOCK_M, HALF], q_lat_desc.layout,
+            load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos,
+                            stride_q_head, ROWS, NUM_HEADS, 0, HALF, wide),
+        )  # fmt: skip
+        q_hi = gl.allocate_shared_memory(
+            dtype, [BLOCK_M, HALF], q_lat_desc.layout,
+            load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos,
+                            stride_q_head, ROWS, NUM_HEADS, HALF, HALF, wide),
+        )  # fmt: skip
+        q_pe = gl.allocate_shared_memory(
+            dtype, [BLOCK_M, ROPE], q_rope_desc.layout,
+            load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos,
+                            stride_q_head, ROWS, NUM_HEADS, LATENT, ROPE, narrow),
+        )  # fmt: skip
     k_lo = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
     k_hi = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
     k_pe = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, ROPE], rope_desc.layout)
     ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    queries_in = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     for i in gl.static_range(NUM_STAGES):
         mbarrier.init(ready.index(i), count=1)
         mbarrier.init(empty.index(i), count=1)
+    mbarrier.init(queries_in, count=1)
     # The query rows every warp wrote and the initialised barriers, visible to the wgmma and
     # the bulk copies (the async proxy) before either partition starts.
     fence_async_shared()
     gl.thread_barrier()
     slot_base = request.to(gl.int64) * ROWS + head_block * BLOCK_M
     table_row = page_table_ptr + request.to(gl.int64) * stride_table_batch
-    # Arguments inline: constexprs bound to a tuple first would reach the partitions as tensors.
+    # Only the producer waits on queries_free, and only before a second piece: unused here.
+    queries = (q_lo, q_hi, q_pe, queries_in, queries_in)
+    ring = (k_lo, k_hi, k_pe, ready, empty)
+    # Constexprs inline: bound to a tuple first they would reach the partitions as tensors.
     # fmt: off
     gl.warp_specialize(
         [
             (attend_key_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, 0,
                                  num_blocks, first_key, lo_key, hi_key, seq_len, seq_len - QLEN,
                                  head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
-                                 partial_lse_ptr, scale_log2, empty, NUM_HEADS, BLOCK_N,
-                                 NUM_STAGES, False)),
-            (load_key_blocks, (lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
-                               max_pages, first_key, num_blocks, 0, BLOCK_N, NUM_STAGES,
-                               PAGE_SIZE)),
+                                 partial_lse_ptr, scale_log2, queries_in, queries_in, NUM_HEADS,
+                                 BLOCK_N, NUM_STAGES, QUERY_TMA, False)),
+            (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
+                          table_row, max_pages, first_key, num_blocks,
+                          request * ROWS + head_block * BLOCK_M, BLOCK_N, NUM_STAGES, PAGE_SIZE,
+                          QUERY_TMA)),
         ],
         [1],  # the producer: one warp that only issues copies
         [24],  # and few registers, so the consumers keep theirs

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
 
 from splitkv.kernels.balanced import record_piece_range
 from splitkv.kernels.mla_warp_specialized import (
@@ -30,6 +30,7 @@ from splitkv.kernels.mla_warp_specialized import (
     ROPE,
     attend_key_blocks,
     load_key_blocks,
+    load_query_block,
     load_query_rows,
 )
 
@@ -45,29 +46,52 @@ def add(a, b):
 
 
 @gluon.jit
+def request_units(seq_len, BLOCK_N: gl.constexpr, PIECE_COST: gl.constexpr):
+    """A request's share of the schedule: its key blocks, plus PIECE_COST block-sized units
+    for what each piece costs beside its blocks (its queries, its last block's masks, its
+    partial store), which the units of a program meeting many requests make room for."""
+    blocks = gl.cdiv(seq_len, BLOCK_N)
+    return gl.where(blocks > 0, blocks + PIECE_COST, 0)
+
+
+@gluon.jit
 def program_share(seq_lens_ptr, batch, max_seq_len, program, num_programs, BLOCK_B: gl.constexpr,
-                  BLOCK_N: gl.constexpr, num_warps: gl.constexpr):  # fmt: skip
-    """The schedule program's global key blocks [lo, hi), the requests it meets (first to last;
-    last < first when it has none), the first global block and the length of request `first`,
-    and the request whose slot an empty program must mark (`batch` for none), as
-    `program_requests` computes them for the Triton kernel."""
+                  BLOCK_N: gl.constexpr, PIECE_COST: gl.constexpr,
+                  num_warps: gl.constexpr):  # fmt: skip
+    """The schedule program's units [lo, hi) of the batch's (`request_units`, laid end to end),
+    the requests it meets (first to last; last < first when it has none), the first unit and
+    the length of request `first`, and the request whose slot an empty program must mark
+    (`batch` for none). With PIECE_COST 0 the units are `program_requests`'s key blocks."""
     layout: gl.constexpr = gl.BlockedLayout([1], [32], [num_warps], [0])
     b = gl.arange(0, BLOCK_B, layout)
     in_batch = b < batch
-    lens = gl.load(seq_lens_ptr + b, mask=in_batch, other=0)
-    blocks = gl.cdiv(gl.minimum(gl.maximum(lens, 0), max_seq_len), BLOCK_N)
-    cu_end = gl.associative_scan(blocks, 0, add)
-    total = gl.maximum(gl.sum(blocks, 0), 1).to(gl.int64)  # an empty batch: no request's slots
+    lens = gl.minimum(gl.maximum(gl.load(seq_lens_ptr + b, mask=in_batch, other=0), 0),
+                      max_seq_len)  # fmt: skip
+    units = request_units(lens, BLOCK_N, PIECE_COST)
+    cu_end = gl.associative_scan(units, 0, add)
+    total = gl.maximum(gl.sum(units, 0), 1).to(gl.int64)  # an empty batch: no request's slots
     lo = (program.to(gl.int64) * total // num_programs).to(gl.int32)
     hi = ((program.to(gl.int64) + 1) * total // num_programs).to(gl.int32)
     first = gl.sum((in_batch & (cu_end <= lo)).to(gl.int32), 0)
     last = gl.sum((in_batch & (cu_end <= hi - 1)).to(gl.int32), 0)
-    first_start = gl.sum(gl.where(b == first, cu_end - blocks, 0), 0)
+    first_start = gl.sum(gl.where(b == first, cu_end - units, 0), 0)
     # An empty program inside a request's blocks lies inside that request's program range:
-    # the merge reads its slot, which must say "no keys".
-    spanned = gl.where((lo == hi) & (first < batch) & (first_start < lo), first, batch)
-    first_len = gl.sum(gl.where(b == first, gl.minimum(gl.maximum(lens, 0), max_seq_len), 0), 0)
+    # the merge reads its slot, which must say "no keys". (Inside its first PIECE_COST units it
+    # lies before the program holding the first block: outside the range.)
+    spanned = gl.where((lo == hi) & (first < batch) & (first_start + PIECE_COST < lo), first,
+                       batch)  # fmt: skip
+    first_len = gl.sum(gl.where(b == first, lens, 0), 0)
     return lo, hi, first, last, first_start, first_len, spanned
+
+
+@gluon.jit
+def piece_blocks(lo_p, hi_p, start, seq_len, BLOCK_N: gl.constexpr, PIECE_COST: gl.constexpr):
+    """The request's key blocks [lo, hi) in the program's units [lo_p, hi_p), the request's
+    units starting at `start` (lo >= hi: no piece here)."""
+    first_block_unit = start + PIECE_COST
+    lo = gl.maximum(lo_p - first_block_unit, 0)
+    hi = gl.minimum(hi_p - first_block_unit, gl.cdiv(seq_len, BLOCK_N))
+    return lo, hi
 
 
 @gluon.jit
@@ -82,50 +106,47 @@ def request_length(seq_lens_ptr, request, batch, max_seq_len):
 def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, page_table_ptr,
                 stride_table_batch, seq_lens_ptr, batch, max_pages, head_block, share,
                 ROWS: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
-                PAGE_SIZE: gl.constexpr, QUERY_TMA: gl.constexpr):  # fmt: skip
+                PAGE_SIZE: gl.constexpr, PIECE_COST: gl.constexpr,
+                QUERY_TMA: gl.constexpr):  # fmt: skip
     """Producer: every piece's key blocks into the ring, one after the other, and with
     QUERY_TMA its query rows once the consumers freed the previous ones."""
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     lo_p, hi_p, first, last, first_start, first_len = share
-    QUERY_BYTES: gl.constexpr = 2 * q_lat_desc.block_type.nbytes + q_rope_desc.block_type.nbytes
     max_seq_len = max_pages * PAGE_SIZE
     start = first_start
     blocks_done = 0
     pieces = 0
     next_len = first_len
     for request in range(first, last + 1):
-        end = start + gl.cdiv(next_len, BLOCK_N)
+        seq_len = next_len
         # The next request's length now: its load overlaps this piece's copies.
         next_len = request_length(seq_lens_ptr, request + 1, batch, max_seq_len)
-        lo = gl.maximum(lo_p, start)
-        blocks = gl.maximum(gl.minimum(hi_p, end) - lo, 0)
+        lo, hi = piece_blocks(lo_p, hi_p, start, seq_len, BLOCK_N, PIECE_COST)
+        blocks = gl.maximum(hi - lo, 0)
         if QUERY_TMA:  # noqa: SIM102 (a compile-time branch around a run-time one)
             if blocks > 0:
                 # The queries' buffer frees with the previous piece's last scores, so this copy
                 # runs while the consumers finish that piece. (The piece's first key block
                 # issued before it measured no faster: v0.2.8c in docs/perf.md.)
-                mbarrier.wait(queries_free, (pieces & 1) ^ 1, pred=pieces > 0)
-                mbarrier.expect(queries_in, QUERY_BYTES)
-                row = request * ROWS + head_block * BLOCK_M  # rows past ROWS: never stored
-                tma.async_copy_global_to_shared(q_lat_desc, [row, 0], queries_in, q_lo)
-                tma.async_copy_global_to_shared(q_lat_desc, [row, HALF], queries_in, q_hi)
-                tma.async_copy_global_to_shared(q_rope_desc, [row, LATENT], queries_in, q_pe)
+                load_query_block(q_lat_desc, q_rope_desc, q_lo, q_hi, q_pe, queries_in,
+                                 queries_free, request * ROWS + head_block * BLOCK_M,
+                                 pieces)  # fmt: skip
                 pieces += 1
         table_row = page_table_ptr + request.to(gl.int64) * stride_table_batch
         load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
-                        max_pages, (lo - start) * BLOCK_N, blocks, blocks_done, BLOCK_N,
-                        NUM_STAGES, PAGE_SIZE)  # fmt: skip
+                        max_pages, lo * BLOCK_N, blocks, blocks_done, BLOCK_N, NUM_STAGES,
+                        PAGE_SIZE)  # fmt: skip
         blocks_done += blocks
-        start = end
+        start += request_units(seq_len, BLOCK_N, PIECE_COST)
 
 
 @gluon.jit
 def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_ptr, partial_o_ptr,
                   partial_lse_ptr, scale_log2, batch, max_seq_len, program, num_slots, head_block,
                   share, times_ptr, NUM_HEADS: gl.constexpr, QLEN: gl.constexpr,
-                  BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, QUERY_TMA: gl.constexpr,
-                  TIME_PROGRAMS: gl.constexpr):  # fmt: skip
+                  BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, PIECE_COST: gl.constexpr,
+                  QUERY_TMA: gl.constexpr, TIME_PROGRAMS: gl.constexpr):  # fmt: skip
     """Consumers: each piece's queries, attention and partial, in the producer's order.
     TIME_PROGRAMS: the time each of the first pieces starts, has its queries, and ends."""
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
@@ -141,15 +162,13 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
     for request in range(first, last + 1):
         seq_len = next_len
         next_len = request_length(seq_lens_ptr, request + 1, batch, max_seq_len)
-        end = start + gl.cdiv(seq_len, BLOCK_N)
-        lo = gl.maximum(lo_p, start)
-        hi = gl.minimum(hi_p, end)
+        lo, hi = piece_blocks(lo_p, hi_p, start, seq_len, BLOCK_N, PIECE_COST)
         if lo < hi:  # a request with no blocks between two others has no piece
             piece = gl.minimum(pieces, PIECE_TIMES - 1)
             if TIME_PROGRAMS:
                 gl.store(times_ptr + 2 + 3 * piece, global_time())
             if head_block == 0:
-                record_piece_range(piece_ranges_ptr, request, program + request, lo, hi, start,
+                record_piece_range(piece_ranges_ptr, request, program + request, lo, hi, 0,
                                    seq_len, 0, BLOCK_N)  # fmt: skip
             if QUERY_TMA:
                 mbarrier.wait(queries_in, pieces & 1)
@@ -166,19 +185,18 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                 gl.thread_barrier()
             if TIME_PROGRAMS:
                 gl.store(times_ptr + 3 + 3 * piece, global_time())
-            first_key = (lo - start) * BLOCK_N
             attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, blocks_done,
-                              hi - lo, first_key, first_key,
-                              gl.minimum((hi - start) * BLOCK_N, seq_len), seq_len,
+                              hi - lo, lo * BLOCK_N, lo * BLOCK_N,
+                              gl.minimum(hi * BLOCK_N, seq_len), seq_len,
                               seq_len - QLEN, head_block, head_block * BLOCK_M,
                               program + request, num_slots, ROWS, partial_o_ptr,
-                              partial_lse_ptr, scale_log2, queries_free, NUM_HEADS, BLOCK_N,
-                              NUM_STAGES, QUERY_TMA)  # fmt: skip
+                              partial_lse_ptr, scale_log2, queries_in, queries_free,
+                              NUM_HEADS, BLOCK_N, NUM_STAGES, False, QUERY_TMA)  # fmt: skip
             if TIME_PROGRAMS:
                 gl.store(times_ptr + 4 + 3 * piece, global_time())
             pieces += 1
         blocks_done += gl.maximum(hi - lo, 0)
-        start = end
+        start += request_units(seq_len, BLOCK_N, PIECE_COST)
 
 
 @gluon.jit
@@ -207,6 +225,7 @@ def mla_warp_specialized_loop_kernel(
     BLOCK_N: gl.constexpr,
     NUM_STAGES: gl.constexpr,
     BLOCK_B: gl.constexpr,
+    PIECE_COST: gl.constexpr,  # key blocks' worth of schedule a piece costs (program_share)
     QUERY_TMA: gl.constexpr,
     RELEASE_MERGE: gl.constexpr = False,
     program_times_ptr=None,  # TIME_PROGRAMS: [programs, PROGRAM_TIMES] int64 ns (below)
@@ -231,7 +250,7 @@ def mla_warp_specialized_loop_kernel(
     num_slots = num_programs + batch
     max_seq_len = max_pages * PAGE_SIZE
     lo_p, hi_p, first, last, first_start, first_len, spanned = program_share(
-        seq_lens_ptr, batch, max_seq_len, program, num_programs, BLOCK_B, BLOCK_N,
+        seq_lens_ptr, batch, max_seq_len, program, num_programs, BLOCK_B, BLOCK_N, PIECE_COST,
         gl.num_warps(),
     )  # fmt: skip
     if spanned < batch:
@@ -268,11 +287,12 @@ def mla_warp_specialized_loop_kernel(
             (attend_pieces, (queries, ring, q_ptr, (stride_q_batch, stride_q_pos, stride_q_head),
                              seq_lens_ptr, piece_ranges_ptr, partial_o_ptr, partial_lse_ptr,
                              scale_log2, batch, max_seq_len, program, num_slots, head_block,
-                             share, times_row, NUM_HEADS, QLEN, BLOCK_N, NUM_STAGES, QUERY_TMA,
-                             TIME_PROGRAMS)),
+                             share, times_row, NUM_HEADS, QLEN, BLOCK_N, NUM_STAGES,
+                             PIECE_COST, QUERY_TMA, TIME_PROGRAMS)),
             (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                            page_table_ptr, stride_table_batch, seq_lens_ptr, batch, max_pages,
-                           head_block, share, ROWS, BLOCK_N, NUM_STAGES, PAGE_SIZE, QUERY_TMA)),
+                           head_block, share, ROWS, BLOCK_N, NUM_STAGES, PAGE_SIZE,
+                           PIECE_COST, QUERY_TMA)),
         ],
         [1],  # the producer: one warp that only issues copies
         [24],  # and few registers, so the consumers keep theirs
