@@ -82,6 +82,47 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
 
 
 @gluon.jit
+def allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc, dtype: gl.constexpr,
+                     BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr):  # fmt: skip
+    """Shared memory of both kernels, barriers initialised: the query rows (queries_in / _free:
+    their bulk copy landed / the consumers are done with them) and the ring of key blocks
+    (ready / empty per stage)."""
+    q_lo = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], q_lat_desc.layout)
+    q_hi = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], q_lat_desc.layout)
+    q_pe = gl.allocate_shared_memory(dtype, [BLOCK_M, ROPE], q_rope_desc.layout)
+    k_lo = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
+    k_hi = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
+    k_pe = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, ROPE], rope_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    queries_in = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    queries_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(NUM_STAGES):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=1)
+    mbarrier.init(queries_in, count=1)
+    mbarrier.init(queries_free, count=1)
+    return (q_lo, q_hi, q_pe, queries_in, queries_free), (k_lo, k_hi, k_pe, ready, empty)
+
+
+@gluon.jit
+def store_query_rows(q_lo, q_hi, q_pe, q_ptr, request, head_block, stride_q_batch,
+                     stride_q_pos, stride_q_head, rows_total,
+                     NUM_HEADS: gl.constexpr):  # fmt: skip
+    """The head block's query rows into the query buffers through registers (any q strides),
+    by the 8 warps of whichever partition calls it."""
+    wide: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
+    narrow: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [8, 1], [1, 0])
+    strides = (stride_q_batch, stride_q_pos, stride_q_head)
+    q_lo.store(load_query_rows(q_ptr, request, head_block, *strides, rows_total, NUM_HEADS, 0,
+                               HALF, wide))  # fmt: skip
+    q_hi.store(load_query_rows(q_ptr, request, head_block, *strides, rows_total, NUM_HEADS,
+                               HALF, HALF, wide))  # fmt: skip
+    q_pe.store(load_query_rows(q_ptr, request, head_block, *strides, rows_total, NUM_HEADS,
+                               LATENT, ROPE, narrow))  # fmt: skip
+
+
+@gluon.jit
 def load_query_block(q_lat_desc, q_rope_desc, q_lo, q_hi, q_pe, queries_in, queries_free, row,
                      pieces):  # fmt: skip
     """Producer: the 64 query rows from `row` of q (as rows of 576) into the query buffers by
@@ -289,48 +330,19 @@ def mla_warp_specialized_kernel(
     first_key = (lo_key // BLOCK_N) * BLOCK_N  # blocks start on block (and page) bounds
     num_blocks = gl.where(lo_key < hi_key, gl.cdiv(hi_key - first_key, BLOCK_N), 0)
 
-    dtype: gl.constexpr = q_ptr.dtype.element_ty
-    if QUERY_TMA:  # the producer brings them
-        q_lo = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], q_lat_desc.layout)
-        q_hi = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], q_lat_desc.layout)
-        q_pe = gl.allocate_shared_memory(dtype, [BLOCK_M, ROPE], q_rope_desc.layout)
-    else:
-        wide: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
-        narrow: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [8, 1], [1, 0])
-        q_lo = gl.allocate_shared_memory(
-            dtype, [BLOCK_M, HALF], q_lat_desc.layout,
-            load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos,
-                            stride_q_head, ROWS, NUM_HEADS, 0, HALF, wide),
-        )  # fmt: skip
-        q_hi = gl.allocate_shared_memory(
-            dtype, [BLOCK_M, HALF], q_lat_desc.layout,
-            load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos,
-                            stride_q_head, ROWS, NUM_HEADS, HALF, HALF, wide),
-        )  # fmt: skip
-        q_pe = gl.allocate_shared_memory(
-            dtype, [BLOCK_M, ROPE], q_rope_desc.layout,
-            load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos,
-                            stride_q_head, ROWS, NUM_HEADS, LATENT, ROPE, narrow),
-        )  # fmt: skip
-    k_lo = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
-    k_hi = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
-    k_pe = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, ROPE], rope_desc.layout)
-    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
-    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
-    queries_in = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(NUM_STAGES):
-        mbarrier.init(ready.index(i), count=1)
-        mbarrier.init(empty.index(i), count=1)
-    mbarrier.init(queries_in, count=1)
+    queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
+                                     q_ptr.dtype.element_ty, BLOCK_N, NUM_STAGES)  # fmt: skip
+    q_lo, q_hi, q_pe, queries_in, queries_free = queries
+    k_lo, k_hi, k_pe, ready, empty = ring
+    if not QUERY_TMA:  # else the producer brings them
+        store_query_rows(q_lo, q_hi, q_pe, q_ptr, request, head_block, stride_q_batch,
+                         stride_q_pos, stride_q_head, ROWS, NUM_HEADS)  # fmt: skip
     # The query rows every warp wrote and the initialised barriers, visible to the wgmma and
     # the bulk copies (the async proxy) before either partition starts.
     fence_async_shared()
     gl.thread_barrier()
     slot_base = request.to(gl.int64) * ROWS + head_block * BLOCK_M
     table_row = page_table_ptr + request.to(gl.int64) * stride_table_batch
-    # Only the producer waits on queries_free, and only before a second piece: unused here.
-    queries = (q_lo, q_hi, q_pe, queries_in, queries_in)
-    ring = (k_lo, k_hi, k_pe, ready, empty)
     # Constexprs inline: bound to a tuple first they would reach the partitions as tensors.
     # fmt: off
     gl.warp_specialize(
@@ -338,8 +350,8 @@ def mla_warp_specialized_kernel(
             (attend_key_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, 0,
                                  num_blocks, first_key, lo_key, hi_key, seq_len, seq_len - QLEN,
                                  head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
-                                 partial_lse_ptr, scale_log2, queries_in, queries_in, NUM_HEADS,
-                                 BLOCK_N, NUM_STAGES, QUERY_TMA, False)),
+                                 partial_lse_ptr, scale_log2, queries_in, queries_free,
+                                 NUM_HEADS, BLOCK_N, NUM_STAGES, QUERY_TMA, False)),
             (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                           table_row, max_pages, first_key, num_blocks,
                           request * ROWS + head_block * BLOCK_M, BLOCK_N, NUM_STAGES, PAGE_SIZE,

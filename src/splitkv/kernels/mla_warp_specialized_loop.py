@@ -25,13 +25,11 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 from splitkv.kernels.balanced import record_piece_range
 from splitkv.kernels.mla_warp_specialized import (
     BLOCK_M,
-    HALF,
-    LATENT,
-    ROPE,
+    allocate_buffers,
     attend_key_blocks,
     load_key_blocks,
     load_query_block,
-    load_query_rows,
+    store_query_rows,
 )
 
 # TIME_PROGRAMS: a program's row of int64 ns: its start, its end, then (piece start, queries
@@ -153,8 +151,6 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
     k_lo, k_hi, k_pe, ready, empty = ring
     lo_p, hi_p, first, last, first_start, first_len = share
     ROWS: gl.constexpr = QLEN * NUM_HEADS
-    wide: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
-    narrow: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [8, 1], [1, 0])
     start = first_start
     blocks_done = 0
     pieces = 0
@@ -175,12 +171,8 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
             else:
                 # Both warpgroups' last wgmma read the previous piece's queries: all done first.
                 gl.thread_barrier()
-                q_lo.store(load_query_rows(q_ptr, request, head_block, *q_strides, ROWS,
-                                           NUM_HEADS, 0, HALF, wide))  # fmt: skip
-                q_hi.store(load_query_rows(q_ptr, request, head_block, *q_strides, ROWS,
-                                           NUM_HEADS, HALF, HALF, wide))  # fmt: skip
-                q_pe.store(load_query_rows(q_ptr, request, head_block, *q_strides, ROWS,
-                                           NUM_HEADS, LATENT, ROPE, narrow))  # fmt: skip
+                store_query_rows(q_lo, q_hi, q_pe, q_ptr, request, head_block, *q_strides, ROWS,
+                                 NUM_HEADS)  # fmt: skip
                 fence_async_shared()  # the queries, visible to the wgmma
                 gl.thread_barrier()
             if TIME_PROGRAMS:
@@ -260,26 +252,10 @@ def mla_warp_specialized_loop_kernel(
                  gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout),
                  mask=rows < ROWS)  # fmt: skip
 
-    dtype: gl.constexpr = q_ptr.dtype.element_ty
-    q_lo = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], q_lat_desc.layout)
-    q_hi = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], q_lat_desc.layout)
-    q_pe = gl.allocate_shared_memory(dtype, [BLOCK_M, ROPE], q_rope_desc.layout)
-    k_lo = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
-    k_hi = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
-    k_pe = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, ROPE], rope_desc.layout)
-    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
-    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
-    queries_in = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    queries_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(NUM_STAGES):
-        mbarrier.init(ready.index(i), count=1)
-        mbarrier.init(empty.index(i), count=1)
-    mbarrier.init(queries_in, count=1)
-    mbarrier.init(queries_free, count=1)
+    queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
+                                     q_ptr.dtype.element_ty, BLOCK_N, NUM_STAGES)  # fmt: skip
     fence_async_shared()  # the initialised barriers, visible to the bulk copies
     gl.thread_barrier()
-    queries = (q_lo, q_hi, q_pe, queries_in, queries_free)
-    ring = (k_lo, k_hi, k_pe, ready, empty)
     share = (lo_p, hi_p, first, last, first_start, first_len)
     # fmt: off
     gl.warp_specialize(
