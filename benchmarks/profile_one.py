@@ -75,6 +75,8 @@ def main() -> None:
     parser.add_argument("--warp-specialized", action=argparse.BooleanOptionalAction,
                         default=None, help="MLA 64-row tiles: the Gluon stage 1")  # fmt: skip
     parser.add_argument("--grid-order", nargs="+", default=["split_major"])
+    parser.add_argument("--bf16-partials", action="store_true",
+                        help="partial_dtype=torch.bfloat16 between the stages")  # fmt: skip
     parser.add_argument("--calls", type=int, default=2)
     args = parser.parse_args()
     if args.page_size is None:
@@ -94,6 +96,7 @@ def main() -> None:
             device="cuda", num_splits=args.splits, grid_order=order, schedule=args.schedule,
             seq_lens=lengths, block_n=args.block_n, num_stages=args.num_stages,
             page_prefetch=args.page_prefetch, **plan_shape,
+            partial_dtype=torch.bfloat16 if args.bf16_partials else torch.float32,
             **{k: v for k, v in (("kv_tma", args.kv_tma), ("program_loop", args.program_loop),
                                  ("warp_specialized", args.warp_specialized))
                if v is not None},

@@ -84,3 +84,12 @@ def test_warp_specialized_program_loop_compiles(page_size, heads, qlen, batch):
     # A few loop scalars spilled, reloaded once a piece; small batches once spilled ~280 bytes
     # reloaded every block (warp_specialized.MIN_BLOCK_B).
     assert report["stack_bytes"] <= 32
+
+
+@pytest.mark.parametrize("balanced_batch", ["0", "8"])
+def test_warp_specialized_kernels_compile_with_bf16_partials(balanced_batch):
+    # partial_dtype=torch.bfloat16: the Gluon stores cast the fp32 partials to the workspace's
+    # bfloat16, without spills.
+    report = compiled("--warp-specialized", "--heads", "128", "--bf16-partials",
+                      "--balanced-batch", balanced_batch)  # fmt: skip
+    assert report["wgmma"] > 0 and report["stack_bytes"] <= 32

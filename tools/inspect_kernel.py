@@ -86,7 +86,7 @@ def compile_split(
 
 
 def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
-                             balanced_batch: int = 0):  # fmt: skip
+                             balanced_batch: int = 0, bf16_partials: bool = False):  # fmt: skip
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
     builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
     program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many."""
@@ -102,7 +102,8 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     lat_desc, rope_desc = ws.kv_row_descriptors(pool, page_size)
     signature = {"q_ptr": "*bf16", "lat_desc": mangle_type(lat_desc),
                  "rope_desc": mangle_type(rope_desc), "page_table_ptr": "*i32",
-                 "seq_lens_ptr": "*i32", "key_starts_ptr": "*i32", "partial_o_ptr": "*fp32",
+                 "seq_lens_ptr": "*i32", "key_starts_ptr": "*i32",
+                 "partial_o_ptr": "*bf16" if bf16_partials else "*fp32",
                  "partial_lse_ptr": "*fp32", "scale_log2": "fp32"}  # fmt: skip
     for name in ("batch", "max_pages", "num_splits", "stride_q_batch", "stride_q_pos",
                  "stride_q_head", "stride_table_batch"):  # fmt: skip
@@ -185,12 +186,14 @@ def main() -> None:
         "--warp-specialized", action="store_true", help="the Gluon 64-row stage 1 instead"
     )
     parser.add_argument("--qlen", type=int, default=1, help="--warp-specialized: query positions")
+    parser.add_argument("--bf16-partials", action="store_true",
+                        help="--warp-specialized: partial_dtype=torch.bfloat16")  # fmt: skip
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
     if args.warp_specialized:
         kernel = compile_warp_specialized(args.page_size, args.heads, args.qlen, args.arch,
-                                          args.balanced_batch)  # fmt: skip
+                                          args.balanced_batch, args.bf16_partials)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
                **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg")}  # fmt: skip
         print(json.dumps(row) if args.json else row)

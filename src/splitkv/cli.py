@@ -9,6 +9,7 @@ import sys
 import torch
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+PARTIAL_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}  # plan_decode's partial_dtype
 # Without a GPU the kernels run in Triton's interpreter, one program at a time: keep shapes small.
 CPU_DEMO = {"batch": 2, "context": 300, "heads": 16, "qlen": 1, "page_size": 16, "dtype": "fp16"}
 GPU_DEMO = {"batch": 8, "context": 68096, "heads": 16, "qlen": 1, "page_size": 64, "dtype": "bf16"}
@@ -142,6 +143,12 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     ):
         parser.add_argument("--" + knob.replace("_", "-"), type=int, default=None)
     parser.add_argument("--grid-order", choices=["split_major", "batch_major"], default=None)
+    parser.add_argument(
+        "--partial-dtype",
+        choices=sorted(PARTIAL_DTYPES),
+        default=None,
+        help="the partial outputs between the stages (default fp32)",
+    )
     parser.add_argument("--schedule", choices=["auto", "uniform", "balanced"], default=None)
     parser.add_argument("--num-programs", type=int, default=None, help="balanced schedule's grid")
     parser.add_argument("--merge-time", action="store_true", help="also time stage 2 alone")
@@ -288,6 +295,8 @@ def _trials(args: argparse.Namespace) -> list:
         )
         if getattr(args, k) is not None
     }
+    if args.partial_dtype is not None:
+        knobs["partial_dtype"] = PARTIAL_DTYPES[args.partial_dtype]
     if not args.splits:
         return [Trial("default" if not knobs else _describe(knobs), knobs)]
     return [
@@ -451,6 +460,7 @@ def _print_plan(plan) -> None:
         "merge_block_s",
         "merge_d_split",
         "merge_num_warps",
+        "partial_dtype",
         "device_name",
     ):
         print(f"  {name:16} {getattr(plan, name)}")

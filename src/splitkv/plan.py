@@ -35,12 +35,14 @@ MERGE_WARP_ELEMENTS = 1024  # merge tile elements per warp (32 per thread), up t
 GridOrder = Literal["split_major", "batch_major"]
 GRID_ORDERS = ("split_major", "batch_major")
 SCHEDULES = ("uniform", "balanced")
+PARTIAL_DTYPES = (torch.float32, torch.bfloat16)
 
 
 @dataclass(frozen=True)
 class DecodeWorkspace:
-    """Stage-1 partials: `partial_o [batch, qlen*heads, num_splits, d_v]` and
-    `partial_lse [batch, qlen*heads, num_splits]`, both float32 (lse in base 2); the balanced
+    """Stage-1 partials: `partial_o [batch, qlen*heads, num_splits, d_v]` (the plan's
+    `partial_dtype`, float32 by default) and `partial_lse [batch, qlen*heads, num_splits]`
+    float32 (base 2); the balanced
     schedule's are `[qlen*heads, num_programs + batch]` per head block, plus `piece_ranges
     [batch, 2]` int32: each request's first and last stage-1 program, written by stage 1 so
     the merge need not recompute the schedule (kernels/balanced.py)."""
@@ -50,7 +52,8 @@ class DecodeWorkspace:
     piece_ranges: torch.Tensor | None = None
 
     def __repr__(self) -> str:
-        mib = (self.partial_o.numel() + self.partial_lse.numel()) * 4 / (1 << 20)
+        nbytes = self.partial_o.numel() * self.partial_o.element_size()
+        mib = (nbytes + self.partial_lse.numel() * 4) / (1 << 20)
         return f"DecodeWorkspace(partial_o={list(self.partial_o.shape)}, {mib:.1f} MiB)"
 
 
@@ -74,7 +77,8 @@ class DecodePlan:
     piece); "uniform" splits every request into `num_splits`. `warp_specialized` (MLA,
     uniform, 64-row tiles on Hopper) runs stage 1 on the Gluon kernel instead of the Triton one.
     Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row;
-    `dependent_launch` starts it as a programmatic dependent of stage 1.
+    `dependent_launch` starts it as a programmatic dependent of stage 1. `partial_dtype`: the
+    element type of the normalised partial outputs stage 1 writes and the merge reads.
     """
 
     kind: str
@@ -108,6 +112,7 @@ class DecodePlan:
     merge_block_s: int
     merge_d_split: int
     merge_num_warps: int
+    partial_dtype: torch.dtype
     workspace: DecodeWorkspace = field(compare=False)
 
     @property
@@ -150,6 +155,7 @@ def plan_decode(
     program_loop: bool | None = None,
     warp_specialized: bool | None = None,
     dependent_launch: bool | None = None,
+    partial_dtype: torch.dtype = torch.float32,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
     head_dim_v: int = MLA_HEAD_DIM_V,
     device_spec: DeviceSpec | None = None,
@@ -218,6 +224,10 @@ def plan_decode(
             (docs/perf.md, session 8).
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
+        partial_dtype: torch.float32 (default) or torch.bfloat16: the normalised partial
+            outputs between the two stages (lse stays float32). bfloat16 halves what stage 1
+            writes and the merge reads (each partial then carries bf16 rounding, ~0.4% of
+            its values, before the merge's fp32 sum); unmeasured on the GPU so far.
         head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).
         device_spec: the spec the split heuristic plans for; default: read off `device`.
 
@@ -258,6 +268,10 @@ def plan_decode(
         head_dim_qk = head_dim_v = head_dim
     if dtype not in (torch.bfloat16, torch.float16, torch.float32):
         raise TypeError(f"dtype: expected torch.bfloat16, float16 or float32, got {dtype}")
+    if partial_dtype not in PARTIAL_DTYPES:
+        raise TypeError(
+            f"partial_dtype: expected torch.float32 or torch.bfloat16, got {partial_dtype!r}"
+        )
     check_int("head_dim_v", head_dim_v, MIN_DOT, None)
     check_int("head_dim_qk", head_dim_qk, head_dim_v, None)
     if device.type == "meta" and device_spec is None:
@@ -464,7 +478,7 @@ def plan_decode(
     # Balanced: row-major, so the merge reads each row's partials from one contiguous run.
     partials = (rows, num_slots) if num_slots else (batch_size, rows, num_splits)
     workspace = DecodeWorkspace(
-        partial_o=torch.empty((*partials, head_dim_v), dtype=torch.float32, device=device),
+        partial_o=torch.empty((*partials, head_dim_v), dtype=partial_dtype, device=device),
         partial_lse=torch.empty(partials, dtype=torch.float32, device=device),
         piece_ranges=(
             torch.empty((batch_size, 2), dtype=torch.int32, device=device) if num_slots else None
@@ -502,6 +516,7 @@ def plan_decode(
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,
         merge_num_warps=merge_num_warps,
+        partial_dtype=partial_dtype,
         workspace=workspace,
     )
 

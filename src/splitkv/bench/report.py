@@ -19,7 +19,7 @@ def write_results(result: dict, out_dir: str | Path, stem: str) -> list[Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{stem}.json", out / f"{stem}.csv", out / f"{stem}.md"]
-    paths[0].write_text(json.dumps(result, indent=1))
+    paths[0].write_text(json.dumps(result, indent=1, default=str))  # knobs may hold dtypes
     with paths[1].open("w", newline="") as f:
         writer = csv.DictWriter(f, CSV_FIELDS, extrasaction="ignore")
         writer.writeheader()

@@ -153,6 +153,6 @@ def fold_partials(
         partial_o_ptr + slots[:, None] * HEAD_DIM_V + offs_d[None, :],
         mask=s_ok[:, None] & d_ok[None, :],
         other=0.0,
-    )
+    ).to(tl.float32)  # bfloat16 partials (the plan's partial_dtype) sum in fp32
     acc, l_i = fold_states(acc, l_i, alpha, weight, o_s)
     return m_i, l_i, acc
