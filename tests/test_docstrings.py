@@ -13,6 +13,8 @@ MODULES = [
     "splitkv.mla",
     "splitkv.gqa",
     "splitkv.merge",
+    "splitkv.schedule",
+    "splitkv.bench.shapes",
 ]
 
 

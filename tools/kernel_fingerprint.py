@@ -1,5 +1,6 @@
-"""Fingerprints of the stage-1 MLA kernel's PTX for sm_90 at the configurations the planner
-uses, to show that a refactor leaves the compiled kernels unchanged (no GPU needed).
+"""Fingerprints of the stage-1 MLA kernels' PTX for sm_90 at the configurations the planner
+uses (the Triton tiles and the warp-specialized Gluon ones, uniform and program loop), to show
+that a refactor leaves the compiled kernels unchanged (no GPU needed).
 
     python tools/kernel_fingerprint.py > /tmp/before.txt
     # ... change the kernel source ...
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inspect_kernel import compile_split
+from inspect_kernel import compile_split, compile_warp_specialized
 
 # (block_h, block_n, warps, stages, prefetch, latent chains, heads, balanced batch)
 CONFIGS = [
@@ -24,6 +25,13 @@ CONFIGS = [
     (32, 64, 4, 2, False, 2, 24, 0),  # 32-row tile (MTP)
     (64, 64, 8, 2, False, 1, 128, 0),  # 64-row wgmma tile
     (16, 64, 4, 2, True, 1, 12, 48),  # balanced stage 1
+]
+# Gluon: (page size, heads, qlen, balanced batch: 0 for the uniform kernel)
+GLUON_CONFIGS = [
+    (64, 128, 1, 0),  # 128 heads, two head blocks
+    (8, 16, 4, 0),  # MTP, one copy per 8-token page
+    (64, 128, 1, 8),  # the program loop, a small batch
+    (64, 12, 4, 48),  # the program loop at MTP
 ]
 DEBUG_PREFIXES = (".loc", ".file", "//", "$L__", ".section", ".b8", ".b32", ".b64")
 
@@ -41,6 +49,10 @@ def main() -> None:
         )  # fmt: skip
         name = f"h{heads} rows{block_h} n{block_n} w{warps} s{stages} pf{int(prefetch)}"
         print(f"{name} chains{chains} balanced{batch}: {fingerprint(kernel.asm['ptx'])}")
+    for page_size, heads, qlen, batch in GLUON_CONFIGS:
+        kernel = compile_warp_specialized(page_size, heads, qlen, 90, batch)
+        name = f"gluon h{heads} q{qlen} page{page_size} balanced{batch}"
+        print(f"{name}: {fingerprint(kernel.asm['ptx'])}")
 
 
 if __name__ == "__main__":

@@ -126,6 +126,13 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         "issue 5's mix of 6 prefix groups; with --kind gqa a ragged and a one-long batch per model",
     )
     parser.add_argument(
+        "--labels",
+        nargs="+",
+        default=None,
+        help="with --special: only the batches whose label starts with one of these "
+        "(ragged, prefix-boundary, 1x327600, 8x327600, 48 in 6)",
+    )
+    parser.add_argument(
         "--splits",
         type=int,
         nargs="+",
@@ -210,6 +217,7 @@ def _bench(args: argparse.Namespace) -> int:
                 args.models, args.dtype, qlen, *(args.page_size or [16])[:1]
             )
         ]
+        todo = shapes.with_labels(todo, args.labels)
         trials = _trials(args)
     elif args.special:
         todo = [
@@ -218,6 +226,7 @@ def _bench(args: argparse.Namespace) -> int:
             for heads in args.heads
             for shape in shapes.special_shapes(heads, args.dtype, qlen)
         ]
+        todo = shapes.with_labels(todo, args.labels)
         trials = _trials(args)
     elif args.kind == "gqa":
         todo = [

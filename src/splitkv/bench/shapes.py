@@ -128,6 +128,17 @@ def special_shapes(heads: int = 12, dtype: str = "bf16", qlen: int = 1) -> list[
 SHARED_PREFIX = 308736  # BENCH.md: 8 requests of 327,600 tokens sharing this prefix
 
 
+def with_labels(shapes: list[BenchShape], prefixes: list[str] | None) -> list[BenchShape]:
+    """The shapes whose label starts with one of `prefixes` (all of them without prefixes).
+
+    >>> [s.label for s in with_labels(special_shapes(), ["ragged", "1x"])]
+    ['ragged', '1x327600+47 short']
+    """
+    if not prefixes:
+        return shapes
+    return [s for s in shapes if any(s.label.startswith(p) for p in prefixes)]
+
+
 def shared_prefix_shape(heads: int = 12, dtype: str = "bf16") -> BenchShape:
     label = f"8x327600 sharing {SHARED_PREFIX}"
     return BenchShape(heads, 327600, 8, dtype=dtype, shared_prefix=SHARED_PREFIX, label=label)
