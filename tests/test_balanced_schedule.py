@@ -50,6 +50,35 @@ def test_ragged_batch_any_program_count(num_programs, program_loop, dtype, devic
     run_and_check(case, plan)
 
 
+@pytest.mark.parametrize("piece_cost", [1, 3])
+@pytest.mark.parametrize("num_programs", [1, 5, 64])
+def test_program_loop_with_a_piece_cost(piece_cost, num_programs, dtype, device):
+    # Each request counts piece_cost schedule units beside its blocks: programs that meet many
+    # requests take fewer blocks; some programs hold only a request's first units (no piece)
+    # and 64 programs leave some empty inside a request's blocks (their slots marked).
+    lengths = [max(n, 2) if n else 0 for n in RAGGED]
+    case = random_mla_case(lengths, 4, qlen=2, page_size=16, dtype=dtype, device=device)
+    plan = balanced_plan(lengths, 4, num_programs, qlen=2, dtype=dtype, device=device,
+                         program_loop=True, piece_cost=piece_cost)  # fmt: skip
+    assert plan.piece_cost == piece_cost
+    plan.workspace.partial_o.fill_(float("nan"))
+    plan.workspace.partial_lse.fill_(float("nan"))
+    plan.workspace.piece_ranges.fill_(-(10**6))
+    run_and_check(case, plan)
+
+
+def test_piece_cost_needs_the_program_loop(device):
+    knobs = {"schedule": "balanced", "num_programs": 5, "device": device}
+    assert splitkv.plan_decode(8, 512, 4, **knobs).piece_cost == 0  # the slot kernel
+    assert splitkv.plan_decode(8, 512, 4, program_loop=True, **knobs).piece_cost == 0
+    with pytest.raises(ValueError, match="piece_cost: needs the balanced program loop"):
+        splitkv.plan_decode(8, 512, 4, piece_cost=2, **knobs)
+    with pytest.raises(ValueError, match=r"piece_cost: expected an int in \[0, 65536\]"):
+        splitkv.plan_decode(8, 512, 4, program_loop=True, piece_cost=-1, **knobs)
+    with pytest.raises(TypeError, match="piece_cost: expected an int"):
+        splitkv.plan_decode(8, 512, 4, program_loop=True, piece_cost=True, **knobs)
+
+
 @pytest.mark.parametrize("program_loop", [False, True])
 def test_stage_one_records_each_requests_program_range(program_loop, dtype, device):
     num_programs = 5

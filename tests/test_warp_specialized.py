@@ -63,6 +63,7 @@ def test_planner_takes_it_for_the_balanced_program_loop():
     for plan, programs in ((mtp, 132), (wide, 66)):
         assert plan.schedule == "balanced" and plan.program_loop and plan.warp_specialized
         assert plan.num_programs == programs and plan.block_n == 64
+        assert plan.piece_cost == 2  # measured on the Gluon loop (docs/perf.md v0.2.8e)
     # Shares of one block or less leave nothing to overlap: the Triton tile.
     tiny = splitkv.plan_decode(8, 327600, 128, seq_lens=[1, 2, 3, 70, 1, 1, 1, 200],
                                schedule="balanced", **h200)  # fmt: skip

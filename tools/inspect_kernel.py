@@ -76,6 +76,7 @@ def compile_split(
         signature["piece_ranges_ptr"] = "*i32"
         if program_loop:  # one program per schedule program, walking its pieces
             constants["PROGRAM_LOOP"] = True
+            constants["PIECE_COST"] = 0
     signature.update({name: "constexpr" for name in constants})
     attrs = {(i,): [["tt.divisibility", 16]] for i in ALIGNED}
     source = ASTSource(kernel, signature, constants, attrs)

@@ -62,15 +62,14 @@ def main() -> None:
     plan = splitkv.plan_decode(len(lengths), max(lengths), args.heads, qlen=args.qlen,
                                page_size=args.page_size, device="cuda", schedule="balanced",
                                seq_lens=lengths, num_programs=args.num_programs,
-                               warp_specialized=True)  # fmt: skip
+                               warp_specialized=True, piece_cost=args.piece_cost)  # fmt: skip
     descriptors = ws.kv_row_descriptors(case.kv_cache, args.page_size)
     grid = plan.num_programs * plan.num_head_blocks
     times = torch.zeros(grid, PROGRAM_TIMES.value, dtype=torch.int64, device="cuda")
     scale_log2 = case.q.shape[-1] ** -0.5 * 1.4426950408889634
     for _ in range(args.calls):
         ws.launch_program_loop(plan, case.q, descriptors, args.page_size, case.page_table,
-                               case.seq_lens, scale_log2, program_times=times,
-                               piece_cost=args.piece_cost)  # fmt: skip
+                               case.seq_lens, scale_log2, program_times=times)  # fmt: skip
     torch.cuda.synchronize()
     # us from the first program's start; piece events: (start, queries in, end) per piece
     us = ((times - times[:, 0].min()).double() / 1000).where(times > 0, float("nan")).cpu()

@@ -158,6 +158,9 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--schedule", choices=["auto", "uniform", "balanced"], default=None)
     parser.add_argument("--num-programs", type=int, default=None, help="balanced schedule's grid")
+    parser.add_argument(
+        "--piece-cost", type=int, default=None, help="MLA program loop: schedule units a piece"
+    )
     parser.add_argument("--merge-time", action="store_true", help="also time stage 2 alone")
     for flag, text in (
         ("--page-prefetch", "page ids one block ahead (default: the plan's choice)"),
@@ -301,6 +304,7 @@ def _trials(args: argparse.Namespace) -> list:
             "dependent_launch",
             "schedule",
             "num_programs",
+            "piece_cost",
         )
         if getattr(args, k) is not None
     }
@@ -465,6 +469,7 @@ def _print_plan(plan) -> None:
         "schedule",
         "num_programs",
         "program_loop",
+        "piece_cost",
         "warp_specialized",
         "merge_block_s",
         "merge_d_split",

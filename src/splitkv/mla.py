@@ -172,6 +172,7 @@ def _launch(
             "BLOCK_B": plan.block_b,
             "piece_ranges_ptr": ws.piece_ranges,
             "PROGRAM_LOOP": plan.program_loop,
+            "PIECE_COST": plan.piece_cost,
         }
     else:
         kernel, grid = mla_split_kernel, plan.num_splits * call.batch * plan.num_head_blocks

@@ -107,6 +107,7 @@ class DecodePlan:
     latent_chains: int
     kv_tma: bool
     program_loop: bool
+    piece_cost: int
     warp_specialized: bool
     dependent_launch: bool
     merge_block_s: int
@@ -153,6 +154,7 @@ def plan_decode(
     latent_chains: int | None = None,
     kv_tma: bool | None = None,
     program_loop: bool | None = None,
+    piece_cost: int | None = None,
     warp_specialized: bool | None = None,
     dependent_launch: bool | None = None,
     partial_dtype: torch.dtype = torch.float32,
@@ -210,6 +212,13 @@ def plan_decode(
             on for tiles of 32 and 64 rows (MTP, 128 heads), level to 25% faster on the H200's
             ragged batches there, off for 16-row tiles (19-33% slower at qlen 1; docs/perf.md,
             rows "session 7 program loop" and v0.2.6).
+        piece_cost: MLA program loop: the schedule's units each request adds beside its key
+            blocks, for what a piece costs on its own (queries, masked last block, partial
+            store), so that a program meeting many requests streams fewer blocks
+            (`kernels/balanced.request_units`). Default: `warp_specialized.PIECE_COST` (2) on
+            the Gluon program loop (H200: 12 heads x qlen 4 one-long 183.5 -> 174.2 us, 128
+            heads ragged 304.4 -> 285.1; docs/perf.md v0.2.8e), 0 on the Triton one
+            (unmeasured there); 0 wherever there is no program loop.
         warp_specialized: MLA, uniform schedule or the balanced one's program loop, 64-row
             head blocks (33 to 128 query rows: 128 heads, MTP), bfloat16 or float16,
             page_size >= 8, Hopper (sm_90): run stage 1 on the Gluon kernel whose copies and
@@ -362,6 +371,7 @@ def plan_decode(
         warpgroup_mma=spec.warpgroup_mma,
         interpreted=interpreted,
     )
+    piece_cost = _piece_cost(piece_cost, program_loop, warp_specialized)
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = ws.BLOCK_N, ws.NUM_WARPS, ws.NUM_STAGES
@@ -511,6 +521,7 @@ def plan_decode(
         latent_chains=latent_chains,
         kv_tma=kv_tma,
         program_loop=program_loop,
+        piece_cost=piece_cost,
         warp_specialized=warp_specialized,
         dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,
@@ -534,6 +545,19 @@ def program_keys_for(balanced, lengths, batch_size, max_seq_len, num_programs, n
         total_keys = sum(lengths) if lengths else batch_size * max_seq_len
         return -(-total_keys // num_programs)
     return -(-max_seq_len // num_splits)
+
+
+def _piece_cost(requested: int | None, program_loop: bool, warp_specialized: bool) -> int:
+    """The plan's `piece_cost`: as requested (the program loop only), else the Gluon loop's
+    measured default, 0 on the Triton loop and without a loop."""
+    if requested is None:
+        return ws.PIECE_COST if program_loop and warp_specialized else 0
+    check_int("piece_cost", requested, 0, 1 << 16)
+    if requested and not program_loop:
+        raise ValueError(
+            f"piece_cost: needs the balanced program loop (program_loop=True), got {requested}"
+        )
+    return requested
 
 
 def _warp_specialized(requested: bool | None, *, pinned: tuple, pays: bool, **config) -> bool:

@@ -14,9 +14,10 @@ from splitkv.checks import rows_describable
 HEAD_DIM_QK, HEAD_DIM_V = 576, 512
 BLOCK_H, BLOCK_N, NUM_STAGES, NUM_WARPS = 64, 64, 2, 8
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
-# The balanced program loop's schedule counts each piece as this many key blocks beside its own
-# (H200, 12 heads x qlen 4: a piece's queries, masked last block and partial store cost ~5-8
-# us against ~2.9 us a block; tools/program_times.py, docs/perf.md v0.2.8).
+# The program loop's default `piece_cost`: its schedule counts each request as this many key
+# blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
+# partial store cost ~5-8 us against ~2.9 us a block; tools/program_times.py, docs/perf.md
+# v0.2.8e).
 PIECE_COST = 2
 # The program loop scans the batch's lengths at least this wide: narrower scans (batches of up
 # to 16) compiled with ~30 spilled registers reloaded in the consumers' block loop (280 bytes
@@ -150,13 +151,12 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
 
 
 def launch_program_loop(
-    plan, q, descriptors, page_size, page_table, seq_lens, scale_log2, program_times=None,
-    piece_cost=PIECE_COST,
-):  # fmt: skip
+    plan, q, descriptors, page_size, page_table, seq_lens, scale_log2, program_times=None
+):
     """The balanced schedule's program loop (kernels/mla_warp_specialized_loop.py): one
     program per schedule program and head block. program_times: an int64 tensor of
-    [programs, PROGRAM_TIMES] to receive each program's and piece's times in ns, and
-    piece_cost the schedule's per-piece units, for tools/program_times.py."""
+    [programs, PROGRAM_TIMES] to receive each program's and piece's times in ns
+    (tools/program_times.py)."""
     from splitkv.kernels.mla_warp_specialized_loop import mla_warp_specialized_loop_kernel
 
     batch, qlen, num_heads = q.shape[:3]
@@ -184,7 +184,7 @@ def launch_program_loop(
         BLOCK_N=BLOCK_N,
         NUM_STAGES=NUM_STAGES,
         BLOCK_B=max(plan.block_b, MIN_BLOCK_B),
-        PIECE_COST=piece_cost,
+        PIECE_COST=plan.piece_cost,
         QUERY_TMA=query_descriptors is not None,
         RELEASE_MERGE=plan.dependent_launch,
         program_times_ptr=program_times,

@@ -95,11 +95,33 @@ def piece_of_slot(
 
 
 @triton.jit
-def program_requests(cu_end, blocks, batch, program, num_programs, total, BLOCK_B: tl.constexpr):
-    """The schedule program's block range [lo, hi) and the requests it meets, first to last
-    (last < first when it owns no block), for launching one program per schedule program
-    that walks its pieces; plus the request whose slot an empty program must mark (`batch`
-    when none: an empty program strictly inside a request's program range, kernels above)."""
+def request_units(num_blocks, PIECE_COST: tl.constexpr):
+    """A request's share of the program loop's schedule: its key blocks plus PIECE_COST
+    block-sized units for what a piece costs beside its blocks (its queries, its masked last
+    block, its partial store), so that a program meeting many requests streams fewer blocks;
+    none for a request without blocks. With PIECE_COST 0 the units are the key blocks."""
+    return tl.where(num_blocks > 0, num_blocks + PIECE_COST, 0)
+
+
+@triton.jit
+def piece_blocks(lo_p, hi_p, start, num_blocks, PIECE_COST: tl.constexpr):
+    """A request's key blocks [lo, hi) (its own numbering) inside the program's units
+    [lo_p, hi_p), the request's units starting at `start` (its first PIECE_COST units hold no
+    block); lo >= hi: the program has no piece of it."""
+    first_block_unit = start + PIECE_COST
+    return tl.maximum(lo_p - first_block_unit, 0), tl.minimum(hi_p - first_block_unit, num_blocks)
+
+
+@triton.jit
+def program_requests(
+    cu_end, units, batch, program, num_programs, total, BLOCK_B: tl.constexpr,
+    PIECE_COST: tl.constexpr = 0,
+):  # fmt: skip
+    """The schedule program's unit range [lo, hi) (`request_units` laid end to end; `cu_end`
+    their inclusive prefix sum, `total` the sum) and the requests it meets, first to last
+    (last < first when it owns no unit), for launching one program per schedule program that
+    walks its pieces; plus the request whose slot an empty program must mark (`batch` when
+    none: an empty program strictly inside a request's program range, kernels above)."""
     p = program.to(tl.int64)
     lo = (p * total // num_programs).to(tl.int32)
     hi = ((p + 1) * total // num_programs).to(tl.int32)
@@ -107,10 +129,11 @@ def program_requests(cu_end, blocks, batch, program, num_programs, total, BLOCK_
     in_batch = b < batch
     first = tl.sum((in_batch & (cu_end <= lo)).to(tl.int32), 0)
     last = tl.sum((in_batch & (cu_end <= hi - 1)).to(tl.int32), 0)
-    # lo inside request `first`'s blocks (not at its start): that request's range spans the
-    # program, so its slot here is read by the merge and must say "no keys".
-    first_start = pick(cu_end - blocks, first, BLOCK_B)
-    spanned = tl.where((lo == hi) & (first < batch) & (first_start < lo), first, batch)
+    # lo inside request `first`'s blocks (past its first block's unit): that request's range
+    # spans the program, so its slot here is read by the merge and must say "no keys". (Inside
+    # its first PIECE_COST units it lies before the program holding its first block.)
+    first_start = pick(cu_end - units, first, BLOCK_B)
+    spanned = tl.where((lo == hi) & (first < batch) & (first_start + PIECE_COST < lo), first, batch)
     return lo, hi, first, last, spanned
 
 

@@ -3,7 +3,7 @@ query heads x qlen positions) of one request to one key split.
 
 Caches are NHD: `[num_pages, page_size, kv_heads, head_dim]`, keys and values in separate
 tensors. Partials go to the same workspace layout as MLA, so one merge serves both:
-    partial_o   [batch, qlen * q_heads, num_splits, head_dim] float32, normalised
+    partial_o   [batch, qlen * q_heads, num_splits, head_dim] partial_dtype (float32), normalised
     partial_lse [batch, qlen * q_heads, num_splits]           float32, base 2
 Row r of a request is query position r // q_heads, query head r % q_heads.
 """

@@ -3,7 +3,7 @@
 loop) to each piece of one schedule program in turn; the attention itself is `mla_attend.py`.
 
 Partials go to a workspace the merge reads:
-    partial_o   [batch, qlen * heads, num_splits, d_v] float32, normalised (acc / l)
+    partial_o   [batch, qlen * heads, num_splits, d_v] partial_dtype (float32), normalised (acc / l)
     partial_lse [batch, qlen * heads, num_splits]      float32, base 2
 Row r of a request is query position r // heads, head r % heads (q's own memory order).
 """
@@ -14,10 +14,12 @@ import triton.language as tl
 from splitkv.kernels.balanced import (
     mark_empty,
     pick,
+    piece_blocks,
     piece_of_slot,
     program_requests,
     record_piece_range,
     request_blocks,
+    request_units,
 )
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.mla_attend import mla_attend_keys, mla_load_queries
@@ -169,6 +171,7 @@ def mla_balanced_kernel(
     KV_TMA: tl.constexpr = False,
     piece_ranges_ptr=None,  # [batch, 2] int32: the merge's program range per request
     PROGRAM_LOOP: tl.constexpr = False,
+    PIECE_COST: tl.constexpr = 0,  # PROGRAM_LOOP: the schedule's units a piece (request_units)
 ):
     """Stage 1 on the balanced schedule (kernels/balanced.py), writing the same slots either
     way, so the merge is the same:
@@ -182,12 +185,15 @@ def mla_balanced_kernel(
     if PROGRAM_LOOP:
         program = tl.program_id(0) % num_programs
         head_block = tl.program_id(0) // num_programs
-        lens, _firsts, blocks, cu_end, total = request_blocks(
+        lens, _firsts, blocks, _cu_blocks, _total_blocks = request_blocks(
             seq_lens_ptr, batch, max_pages * PAGE_SIZE, 0, QLEN, BLOCK_B, BLOCK_N, False
         )
+        units = request_units(blocks, PIECE_COST)
+        cu_end = tl.cumsum(units, 0)
         lo_p, hi_p, first, last, spanned = program_requests(
-            cu_end, blocks, batch, program, num_programs, tl.maximum(total, 1), BLOCK_B
-        )
+            cu_end, units, batch, program, num_programs, tl.maximum(tl.sum(units, 0), 1),
+            BLOCK_B, PIECE_COST,
+        )  # fmt: skip
         rows = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
         # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
         row_slots = rows.to(tl.int64) * num_slots + program
@@ -195,19 +201,17 @@ def mla_balanced_kernel(
             mark_empty(partial_lse_ptr, row_slots + spanned, rows < QLEN * NUM_HEADS)
         for i in range(0, last - first + 1):
             request = first + i  # a tensor in the interpreter too (a range over it yields ints)
-            end = pick(cu_end, request, BLOCK_B)
-            start = end - pick(blocks, request, BLOCK_B)
-            lo = tl.maximum(lo_p, start)
-            hi = tl.minimum(hi_p, end)
+            start = pick(cu_end - units, request, BLOCK_B)
+            lo, hi = piece_blocks(lo_p, hi_p, start, pick(blocks, request, BLOCK_B), PIECE_COST)
             if lo < hi:  # requests with no blocks between two others have no piece
                 seq_len = pick(lens, request, BLOCK_B)
                 if head_block == 0:
                     record_piece_range(
-                        piece_ranges_ptr, request, program + request, lo, hi, start, seq_len, 0,
+                        piece_ranges_ptr, request, program + request, lo, hi, 0, seq_len, 0,
                         BLOCK_N,
                     )  # fmt: skip
                 m_i, l_i, acc, row_ok, _ = mla_attend_piece(
-                    q_ptr, kv_ptr, page_table_ptr, request, head_block, lo, hi, start, seq_len,
+                    q_ptr, kv_ptr, page_table_ptr, request, head_block, lo, hi, 0, seq_len,
                     num_pages, stride_q_batch, stride_q_pos, stride_q_head, stride_kv_page,
                     stride_kv_slot, stride_table_batch, scale_log2, NUM_HEADS, QLEN, HEAD_DIM_V,
                     HEAD_DIM_PE, BLOCK_DV, BLOCK_DPE, PAGE_SIZE, BLOCK_H, BLOCK_N, PREFETCH_PAGE,

@@ -4,12 +4,13 @@ warps (the `warp_specialized` plan; measured against the Triton tile in docs/per
 
 One program attends one head block of 64 query rows of one request to one key split, and
 writes the same partials as `mla_split_kernel` (so the merge is the same):
-    partial_o   [batch, qlen * heads, num_splits, 512] float32, normalised (acc / l)
+    partial_o   [batch, qlen * heads, num_splits, 512] the plan's partial_dtype, normalised
     partial_lse [batch, qlen * heads, num_splits]      float32, base 2
-- a one-warp producer partition brings each key block in by bulk tensor copies (TMA) through
-  the request's page-table row, into a ring of NUM_STAGES shared-memory buffers guarded by
-  mbarriers (the hardware bounds-checks every copy: a corrupt page id reads zeros, never
-  outside the pool);
+- a one-warp producer partition brings the query rows (QUERY_TMA: a contiguous q; else all
+  warps load them through registers first) and each key block in by bulk tensor copies (TMA),
+  the keys through the request's page-table row into a ring of NUM_STAGES shared-memory
+  buffers guarded by mbarriers (the hardware bounds-checks every copy: a corrupt page id reads
+  zeros, never outside the pool);
 - the default partition, two warpgroups that split the columns of S and of O, runs
   S = Q K^T and O += P V as wgmma with K and V straight from those buffers, the online softmax
   in registers between them, and releases each buffer when its last wgmma has read it.

@@ -1,7 +1,10 @@
 """Stage 1 of MLA decode on the balanced schedule (kernels/balanced.py) for 64-row tiles on
 Hopper: the warp-specialized kernel of `mla_warp_specialized.py` as a program loop. One
-program per (schedule program, head block) streams the program's share of the batch's key
-blocks, however many requests it crosses:
+program per (schedule program, head block) streams the program's share of the batch, however
+many requests it crosses. The shares are cut in units of key blocks, each request counting
+PIECE_COST units beside its blocks for what a piece costs on its own (`balanced.request_units`,
+as the Triton program loop cuts them), so a program meeting many short requests streams fewer
+blocks (docs/perf.md v0.2.8e):
 - the producer warp walks the share's pieces request by request, bringing their key blocks
   through each request's page-table row into the one ring, so a request boundary costs no
   drain: the next piece's first blocks are in flight while the consumers finish the last one;
@@ -22,7 +25,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
 
-from splitkv.kernels.balanced import record_piece_range
+from splitkv.kernels.balanced import piece_blocks, record_piece_range, request_units
 from splitkv.kernels.mla_warp_specialized import (
     BLOCK_M,
     allocate_buffers,
@@ -35,21 +38,12 @@ from splitkv.kernels.mla_warp_specialized import (
 # TIME_PROGRAMS: a program's row of int64 ns: its start, its end, then (piece start, queries
 # in shared memory, piece end) for its first PIECE_TIMES - 1 pieces (later ones in the last).
 PIECE_TIMES = gl.constexpr(5)
-PROGRAM_TIMES = gl.constexpr(2 + 3 * 5)
+PROGRAM_TIMES = gl.constexpr(2 + 3 * PIECE_TIMES.value)
 
 
 @gluon.jit
 def add(a, b):
     return a + b
-
-
-@gluon.jit
-def request_units(seq_len, BLOCK_N: gl.constexpr, PIECE_COST: gl.constexpr):
-    """A request's share of the schedule: its key blocks, plus PIECE_COST block-sized units
-    for what each piece costs beside its blocks (its queries, its last block's masks, its
-    partial store), which the units of a program meeting many requests make room for."""
-    blocks = gl.cdiv(seq_len, BLOCK_N)
-    return gl.where(blocks > 0, blocks + PIECE_COST, 0)
 
 
 @gluon.jit
@@ -65,7 +59,7 @@ def program_share(seq_lens_ptr, batch, max_seq_len, program, num_programs, BLOCK
     in_batch = b < batch
     lens = gl.minimum(gl.maximum(gl.load(seq_lens_ptr + b, mask=in_batch, other=0), 0),
                       max_seq_len)  # fmt: skip
-    units = request_units(lens, BLOCK_N, PIECE_COST)
+    units = request_units(gl.cdiv(lens, BLOCK_N), PIECE_COST)
     cu_end = gl.associative_scan(units, 0, add)
     total = gl.maximum(gl.sum(units, 0), 1).to(gl.int64)  # an empty batch: no request's slots
     lo = (program.to(gl.int64) * total // num_programs).to(gl.int32)
@@ -80,16 +74,6 @@ def program_share(seq_lens_ptr, batch, max_seq_len, program, num_programs, BLOCK
                        batch)  # fmt: skip
     first_len = gl.sum(gl.where(b == first, lens, 0), 0)
     return lo, hi, first, last, first_start, first_len, spanned
-
-
-@gluon.jit
-def piece_blocks(lo_p, hi_p, start, seq_len, BLOCK_N: gl.constexpr, PIECE_COST: gl.constexpr):
-    """The request's key blocks [lo, hi) in the program's units [lo_p, hi_p), the request's
-    units starting at `start` (lo >= hi: no piece here)."""
-    first_block_unit = start + PIECE_COST
-    lo = gl.maximum(lo_p - first_block_unit, 0)
-    hi = gl.minimum(hi_p - first_block_unit, gl.cdiv(seq_len, BLOCK_N))
-    return lo, hi
 
 
 @gluon.jit
@@ -120,7 +104,7 @@ def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, pag
         seq_len = next_len
         # The next request's length now: its load overlaps this piece's copies.
         next_len = request_length(seq_lens_ptr, request + 1, batch, max_seq_len)
-        lo, hi = piece_blocks(lo_p, hi_p, start, seq_len, BLOCK_N, PIECE_COST)
+        lo, hi = piece_blocks(lo_p, hi_p, start, gl.cdiv(seq_len, BLOCK_N), PIECE_COST)
         blocks = gl.maximum(hi - lo, 0)
         if QUERY_TMA:  # noqa: SIM102 (a compile-time branch around a run-time one)
             if blocks > 0:
@@ -136,7 +120,7 @@ def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, pag
                         max_pages, lo * BLOCK_N, blocks, blocks_done, BLOCK_N, NUM_STAGES,
                         PAGE_SIZE)  # fmt: skip
         blocks_done += blocks
-        start += request_units(seq_len, BLOCK_N, PIECE_COST)
+        start += request_units(gl.cdiv(seq_len, BLOCK_N), PIECE_COST)
 
 
 @gluon.jit
@@ -158,7 +142,7 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
     for request in range(first, last + 1):
         seq_len = next_len
         next_len = request_length(seq_lens_ptr, request + 1, batch, max_seq_len)
-        lo, hi = piece_blocks(lo_p, hi_p, start, seq_len, BLOCK_N, PIECE_COST)
+        lo, hi = piece_blocks(lo_p, hi_p, start, gl.cdiv(seq_len, BLOCK_N), PIECE_COST)
         if lo < hi:  # a request with no blocks between two others has no piece
             piece = gl.minimum(pieces, PIECE_TIMES - 1)
             if TIME_PROGRAMS:
@@ -188,7 +172,7 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                 gl.store(times_ptr + 4 + 3 * piece, global_time())
             pieces += 1
         blocks_done += gl.maximum(hi - lo, 0)
-        start += request_units(seq_len, BLOCK_N, PIECE_COST)
+        start += request_units(gl.cdiv(seq_len, BLOCK_N), PIECE_COST)
 
 
 @gluon.jit
@@ -200,7 +184,7 @@ def mla_warp_specialized_loop_kernel(
     q_rope_desc,  # and [64, 64] (without QUERY_TMA: lat_desc, rope_desc, unused)
     page_table_ptr,
     seq_lens_ptr,
-    partial_o_ptr,  # [ROWS, num_programs + batch, 512] float32 a head block, as balanced
+    partial_o_ptr,  # [ROWS, num_programs + batch, 512] a head block, as mla_balanced_kernel
     partial_lse_ptr,
     piece_ranges_ptr,  # [batch, 2] int32: the merge's program range per request
     scale_log2,
