@@ -70,6 +70,17 @@ def test_planner_takes_it_for_the_balanced_program_loop():
     assert tiny.schedule == "balanced" and not tiny.warp_specialized
 
 
+@pytest.mark.parametrize("heads,qlen", [(12, 2), (16, 2), (9, 2)])
+def test_asking_for_it_on_17_to_32_rows_pads_them_to_the_64_row_tile(heads, qlen):
+    assert planned(heads, qlen).block_h == 32 and not planned(heads, qlen).warp_specialized
+    plan = planned(heads, qlen, warp_specialized=True)
+    assert plan.warp_specialized and plan.block_h == 64 and plan.num_head_blocks == 1
+    ragged = splitkv.plan_decode(8, 327600, heads, qlen=qlen, seq_lens=RAGGED[:8],
+                                 warp_specialized=True, device="meta",
+                                 device_spec=H200)  # fmt: skip
+    assert ragged.program_loop and ragged.block_h == 64 and ragged.num_programs == 132
+
+
 def test_planner_leaves_it_where_splits_are_one_block():
     # 16 heads x qlen 4, 8k x 1 at 128 splits: 21.0 us against the Triton tile's 20.3.
     plan = splitkv.plan_decode(1, 8192, 16, qlen=4, num_splits=128, device="meta",
@@ -122,13 +133,13 @@ def gpu_plan(case, heads, qlen, page_size, dtype, **knobs):
     batch, columns = case.page_table.shape
     plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen,
                                page_size=page_size, dtype=dtype, device="cuda",
-                               schedule="uniform", **knobs)  # fmt: skip
-    assert plan.warp_specialized
+                               schedule="uniform", warp_specialized=True, **knobs)  # fmt: skip
+    assert plan.warp_specialized and plan.block_h == 64
     return plan
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("heads,qlen", [(128, 1), (40, 1), (16, 4), (12, 8), (16, 8)])
+@pytest.mark.parametrize("heads,qlen", [(128, 1), (40, 1), (16, 4), (12, 8), (16, 8), (12, 2)])
 @pytest.mark.parametrize("page_size", [8, 16, 64, 256])
 def test_matches_the_reference(heads, qlen, page_size):
     case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, page_size=page_size,
@@ -211,7 +222,7 @@ def balanced_gpu_plan(case, heads, qlen, page_size, dtype, num_programs=None):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("heads,qlen", [(128, 1), (40, 1), (12, 4), (16, 8)])
+@pytest.mark.parametrize("heads,qlen", [(128, 1), (40, 1), (12, 4), (16, 8), (12, 2)])
 @pytest.mark.parametrize("page_size", [8, 64, 256])
 @pytest.mark.parametrize("num_programs", [None, 1, 7, 2000])
 def test_balanced_program_loop_matches_the_reference(heads, qlen, page_size, num_programs):

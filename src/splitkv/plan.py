@@ -230,7 +230,8 @@ def plan_decode(
             (nothing to overlap in one), unless block_n,
             num_warps, num_stages, latent_chains, kv_tma or page_prefetch are given (they
             configure the Triton tile). H200: 1.6x the Triton tile's rate on the same work
-            (docs/perf.md, session 8).
+            (docs/perf.md, session 8). True with 17-32 query rows (MTP qlen 2) runs them on
+            the 64-row tile, padded (unmeasured: not a default).
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         partial_dtype: torch.float32 (default) or torch.bfloat16: the normalised partial
@@ -296,6 +297,10 @@ def plan_decode(
     rows = num_heads * qlen
     group_rows = rows // num_kv_heads  # query rows one program's kv head serves
     block_h = min(spec.tunables.block_m, max(MIN_DOT, _next_pow2(group_rows)))
+    if warp_specialized is True and kind == "mla" and MIN_DOT < group_rows <= 2 * MIN_DOT:
+        # Asked for on 17-32 rows (MTP qlen 2): the Gluon tile's 64 rows, the rest padding
+        # (never stored); whether its rate pays for the padding is unmeasured (docs/perf.md).
+        block_h = ws.BLOCK_H
     default_splits, default_order = num_splits is None, grid_order is None
     if num_splits is None:
         keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)

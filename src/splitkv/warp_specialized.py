@@ -58,7 +58,7 @@ def unsupported_reason(
             not balanced or program_loop,
             "needs the uniform schedule or the balanced one's program loop (program_loop=True)",
         ),
-        (block_h == BLOCK_H, f"needs {BLOCK_H}-row head blocks (33-128 query rows), got {block_h}"),
+        (block_h == BLOCK_H, f"needs {BLOCK_H}-row head blocks (17-128 query rows), got {block_h}"),
         (
             (head_dim_qk, head_dim_v) == (HEAD_DIM_QK, HEAD_DIM_V),
             f"needs head dims {HEAD_DIM_QK}/{HEAD_DIM_V}, got {head_dim_qk}/{head_dim_v}",
