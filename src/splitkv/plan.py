@@ -74,8 +74,10 @@ class DecodePlan:
     `schedule` "balanced" replaces the splits by `num_programs` programs per head block that
     share the batch's key blocks evenly (ragged batches; `block_b` is the batch bound the
     kernels scan; `program_loop` launches one program per schedule program instead of one per
-    piece); "uniform" splits every request into `num_splits`. `warp_specialized` (MLA,
-    uniform, 64-row tiles on Hopper) runs stage 1 on the Gluon kernel instead of the Triton one.
+    piece; `piece_cost` the units a request adds to a program loop's schedule beside its key
+    blocks); "uniform" splits every request into `num_splits`. `warp_specialized` (MLA, 64-row
+    tiles on Hopper, uniform or program loop) runs stage 1 on the Gluon kernels instead of the
+    Triton ones.
     Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row;
     `dependent_launch` starts it as a programmatic dependent of stage 1. `partial_dtype`: the
     element type of the normalised partial outputs stage 1 writes and the merge reads.
@@ -270,6 +272,7 @@ def plan_decode(
     if schedule not in (*SCHEDULES, "auto"):
         raise ValueError(f"schedule: expected one of {(*SCHEDULES, 'auto')}, got {schedule!r}")
     lengths = _host_lengths(seq_lens, batch_size, max_seq_len)
+    total_keys = sum(lengths) if lengths else batch_size * max_seq_len
     if kind == "gqa":
         head_dim = GQA_HEAD_DIM if head_dim is None else head_dim
         check_int("head_dim", head_dim, MIN_DOT, MAX_GQA_HEAD_DIM)
@@ -363,7 +366,7 @@ def plan_decode(
         pinned=(block_n, num_warps, num_stages, kv_tma, page_prefetch, latent_chains),
         # Splits of one 64-key block leave the copies nothing to overlap (16 heads x qlen 4,
         # 8k x 1, 128 splits: 21.0 us against the Triton tile's 20.3; session 8).
-        pays=program_keys_for(balanced, lengths, batch_size, max_seq_len, num_programs, ws_splits)
+        pays=program_keys_for(balanced, total_keys, max_seq_len, num_programs, ws_splits)
         > ws.BLOCK_N,
         kind=kind,
         balanced=balanced,
@@ -389,10 +392,7 @@ def plan_decode(
     # which then keep one 64-key buffer (schedule ablation, docs/perf.md v0.2.1: -5% for
     # 1 x 327,600 + 47 short at qlen 1 and 2).
     balanced_prefetch = False
-    program_keys = program_keys_for(
-        balanced, lengths, batch_size, max_seq_len, num_programs, num_splits
-    )
-    total_keys = sum(lengths) if lengths else batch_size * max_seq_len
+    program_keys = program_keys_for(balanced, total_keys, max_seq_len, num_programs, num_splits)
     if page_prefetch is None and balanced:
         balanced_prefetch = balanced_prefetch_pays(kind, block_h, total_keys, num_programs, spec)
         page_prefetch = balanced_prefetch
@@ -543,11 +543,10 @@ def _grid_order_for(num_splits: int, spec: DeviceSpec) -> GridOrder:
     return "split_major" if num_splits % spec.l2_domains == 0 else "batch_major"
 
 
-def program_keys_for(balanced, lengths, batch_size, max_seq_len, num_programs, num_splits) -> int:
+def program_keys_for(balanced, total_keys, max_seq_len, num_programs, num_splits) -> int:
     """Keys one stage-1 program streams: a split of the longest request, or a balanced
-    program's share of the batch (of batch_size x max_seq_len without lengths)."""
+    program's share of the batch's `total_keys`."""
     if balanced:
-        total_keys = sum(lengths) if lengths else batch_size * max_seq_len
         return -(-total_keys // num_programs)
     return -(-max_seq_len // num_splits)
 

@@ -113,10 +113,10 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
     descriptors = kv_row_descriptors(kv, page_size)
     if descriptors is None:
         return False
-    batch, qlen, num_heads = q.shape[:3]
     if plan.schedule == "balanced":
         launch_program_loop(plan, q, descriptors, page_size, page_table, seq_lens, scale_log2)
         return True
+    batch, qlen, num_heads = q.shape[:3]
     query_descriptors = query_row_descriptors(q)
     grid = plan.num_splits * batch * plan.num_head_blocks
     mla_warp_specialized_kernel[(grid,)](

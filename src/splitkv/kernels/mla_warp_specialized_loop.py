@@ -34,6 +34,7 @@ from splitkv.kernels.mla_warp_specialized import (
     load_query_block,
     store_query_rows,
 )
+from splitkv.kernels.split_range import clamped_seq_len
 
 # TIME_PROGRAMS: a program's row of int64 ns: its start, its end, then (piece start, queries
 # in shared memory, piece end) for its first PIECE_TIMES - 1 pieces (later ones in the last).
@@ -80,8 +81,8 @@ def program_share(seq_lens_ptr, batch, max_seq_len, program, num_programs, BLOCK
 def request_length(seq_lens_ptr, request, batch, max_seq_len):
     """seq_lens[request] clamped into [0, max_seq_len]; 0 for request == batch (past the last,
     where an empty batch's loop ends) without reading past the array."""
-    seq_len = gl.load(seq_lens_ptr + gl.minimum(request, batch - 1))
-    return gl.where(request < batch, gl.minimum(gl.maximum(seq_len, 0), max_seq_len), 0)
+    seq_len = clamped_seq_len(seq_lens_ptr, gl.minimum(request, batch - 1), max_seq_len)
+    return gl.where(request < batch, seq_len, 0)
 
 
 @gluon.jit
