@@ -19,6 +19,8 @@ def main() -> None:
         (64, 4, 16, [4, 63, 64, 65, 1000]),
         (256, 2, 20, [2, 255, 256, 257]),
         (16, 1, 128, [33, 500]),
+        (64, 1, 12, [1, 63, 65, 700]),  # Hopper: the keys-as-rows kernel, 16 rows
+        (16, 2, 16, [2, 17, 300]),  # and 32 rows
     ]:
         case = random_mla_case(
             lengths, heads, qlen=qlen, page_size=page_size, dtype=torch.bfloat16, device=dev
@@ -87,9 +89,10 @@ def main() -> None:
             out, lse = splitkv.mla_decode(*case.args, plan=walk, validate=True)
             check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
             splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=walk)
-    # The balanced program loop on the warp-specialized Gluon tile (64-row tiles on Hopper).
+    # The balanced program loop on the warp-specialized Gluon kernels (Hopper): 64-row tiles,
+    # and 16 and 32 rows with the keys as rows.
     if torch.cuda.get_device_capability()[0] == 9:
-        for heads, qlen, page_size in ((128, 1, 8), (16, 4, 64)):
+        for heads, qlen, page_size in ((128, 1, 8), (16, 4, 64), (12, 1, 16), (12, 2, 64)):
             wide = random_mla_case([n and max(n, qlen) for n in lengths], heads, qlen=qlen,
                                    page_size=page_size, dtype=torch.bfloat16,
                                    device=dev)  # fmt: skip

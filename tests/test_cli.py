@@ -17,7 +17,9 @@ def test_plan_for_a_preset_allocates_nothing(capsys):
         == 0
     )
     printed = capsys.readouterr().out
-    assert "num_splits       32" in printed and "split_major" in printed
+    # 12 heads on the H200: the keys-as-rows Gluon kernel, one program per SM (16 x 8 = 128).
+    assert "num_splits       16" in printed and "split_major" in printed
+    assert "warp_specialized True" in printed
 
 
 @pytest.mark.parametrize("splits", ["1", "5"])

@@ -164,7 +164,9 @@ def test_merge_warps_follow_the_tile(knobs, warps):
 
 def test_program_loop_plans():
     h200 = DeviceSpec.preset("h200")
-    plan = functools.partial(splitkv.plan_decode, 48, 8192, 12, device="meta", device_spec=h200)
+    # The Triton tiles' rules (the Gluon kernels' own: tests/test_warp_specialized.py).
+    plan = functools.partial(splitkv.plan_decode, 48, 8192, 12, device="meta", device_spec=h200,
+                             warp_specialized=False)  # fmt: skip
     # One program per schedule program: the default grid is one wave of programs (two 16-row
     # programs per SM), not one wave of launched pieces (num_programs + batch).
     assert plan(schedule="balanced", program_loop=True).num_programs == 264
@@ -271,7 +273,8 @@ def test_h200_fill_rule_matches_its_sweep():
 
 def test_h200_page_prefetch_where_the_pipeline_ablation_measured_a_gain():
     def plan(batch, keys, heads, **kw):
-        return splitkv.plan_decode(batch, keys, heads, device="meta", device_spec=H200, **kw)
+        return splitkv.plan_decode(batch, keys, heads, device="meta", device_spec=H200,
+                                   **{"warp_specialized": False, **kw})  # fmt: skip
 
     # 16 heads fill the 16-row tile: prefetch with 32-key blocks and 3 stages everywhere
     # (without bulk copies, which take 64-key blocks in 2 stages: the next test).
@@ -299,7 +302,8 @@ def test_h200_page_prefetch_where_the_pipeline_ablation_measured_a_gain():
 
 def test_h200_bulk_copies_where_the_pipeline_ablation_measured_a_gain():
     def plan(batch, keys, heads, **kw):
-        return splitkv.plan_decode(batch, keys, heads, device="meta", device_spec=H200, **kw)
+        return splitkv.plan_decode(batch, keys, heads, device="meta", device_spec=H200,
+                                   **{"warp_specialized": False, **kw})  # fmt: skip
 
     # 16-row uniform tiles with splits of 1,024 keys or more: 64-key blocks in 2 stages.
     for batch, keys, heads in ((8, 327600, 16), (1, 327600, 12), (8, 68096, 12), (48, 327600, 12)):
@@ -330,7 +334,8 @@ def test_h200_bulk_copies_where_the_pipeline_ablation_measured_a_gain():
 def test_h200_balanced_programs_take_bulk_copies_where_measured():
     def plan(lengths, **kw):
         return splitkv.plan_decode(len(lengths), max(lengths), 12, device="meta",
-                                   device_spec=H200, seq_lens=lengths, **kw)  # fmt: skip
+                                   device_spec=H200, seq_lens=lengths,
+                                   **{"warp_specialized": False, **kw})  # fmt: skip
 
     # The ragged batch of the schedule ablation: ~1,850 keys per program (v0.2.4: 7.6% faster).
     ragged = plan([1, 63, 64, 65, 4096, 4097, 65536, 327600])
@@ -357,7 +362,7 @@ def test_h200_balanced_grid_launches_whole_waves():
     def plan(lengths, **kw):
         return splitkv.plan_decode(len(lengths), max(lengths), 12, device="meta",
                                    device_spec=H200, seq_lens=lengths, schedule="balanced",
-                                   **kw)  # fmt: skip
+                                   **{"warp_specialized": False, **kw})  # fmt: skip
 
     # Stage 1 launches num_programs + batch programs: one wave of 264 for 16-row tiles.
     assert plan([1, 63, 64, 65, 4096, 4097, 65536, 327600]).num_programs == 256
@@ -439,8 +444,11 @@ def test_h200_wide_mla_tile_takes_64_key_blocks():
     for heads, qlen in ((128, 1), (16, 8)):
         plan = splitkv.plan_decode(8, 68096, heads, qlen=qlen, device="meta", device_spec=H200)
         assert (plan.block_h, plan.block_n, plan.split_num_stages) == (64, 64, 2)
-    medium = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200)
+    medium = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200,
+                                 warp_specialized=False)  # fmt: skip
     assert (medium.block_h, medium.block_n) == (32, 32)
+    gluon = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200)
+    assert (gluon.block_h, gluon.block_n, gluon.warp_specialized) == (32, 64, True)
     gqa = splitkv.plan_decode(8, 68096, 64, kind="gqa", device="meta", device_spec=H200)
     assert (gqa.block_h, gqa.block_n) == (64, 32)
     # Head dim 64 (gpt-oss): 128-key blocks, the 32 KB of K + V that 64 keys are at d 128.

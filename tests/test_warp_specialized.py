@@ -1,4 +1,5 @@
-"""The warp-specialized Gluon stage 1 for 64-row MLA tiles (kernels/mla_warp_specialized.py):
+"""The warp-specialized Gluon stage 1 for MLA (kernels/mla_warp_specialized.py, 64-row tiles and
+8-32 rows with the keys as rows, kernels/mla_keys_as_rows.py):
 where the planner takes it (here, for the H200 preset), and on a GPU that it equals the
 reference for every row count, page size, split count, length and cache layout it accepts."""
 
@@ -27,9 +28,8 @@ def test_planner_takes_it_for_64_row_tiles_on_hopper(heads, qlen):
 @pytest.mark.parametrize(
     "heads,qlen,knobs",
     [
-        (16, 1, {}),  # a 16-row tile
-        (16, 2, {}),  # 32 rows
-        (128, 1, {"schedule": "balanced", "program_loop": False}),  # one program a piece
+        (16, 1, {"schedule": "balanced", "program_loop": False}),  # one program a piece
+        (128, 1, {"schedule": "balanced", "program_loop": False}),
         (128, 1, {"block_n": 32}),  # a knob of the Triton tile pinned
         (128, 1, {"page_prefetch": False}),
         (128, 1, {"dtype": torch.float32}),
@@ -70,15 +70,58 @@ def test_planner_takes_it_for_the_balanced_program_loop():
     assert tiny.schedule == "balanced" and not tiny.warp_specialized
 
 
-@pytest.mark.parametrize("heads,qlen", [(12, 2), (16, 2), (9, 2)])
-def test_asking_for_it_on_17_to_32_rows_pads_them_to_the_64_row_tile(heads, qlen):
-    assert planned(heads, qlen).block_h == 32 and not planned(heads, qlen).warp_specialized
-    plan = planned(heads, qlen, warp_specialized=True)
-    assert plan.warp_specialized and plan.block_h == 64 and plan.num_head_blocks == 1
+@pytest.mark.parametrize("heads,qlen", [(12, 1), (16, 1), (8, 1), (12, 2), (16, 2), (9, 2)])
+def test_planner_takes_the_keys_as_rows_for_8_to_32_rows(heads, qlen):
+    rows = 16 if heads * qlen <= 16 else 32
+    plan = planned(heads, qlen)
+    assert plan.warp_specialized and plan.block_h == rows and plan.num_head_blocks == 1
+    assert plan.split_num_warps == 4  # one consumer warpgroup
     ragged = splitkv.plan_decode(8, 327600, heads, qlen=qlen, seq_lens=RAGGED[:8],
-                                 warp_specialized=True, device="meta",
-                                 device_spec=H200)  # fmt: skip
-    assert ragged.program_loop and ragged.block_h == 64 and ragged.num_programs == 132
+                                 device="meta", device_spec=H200)  # fmt: skip
+    assert ragged.schedule == "balanced" and ragged.program_loop and ragged.warp_specialized
+    # One program per SM: one wave of them (ragged 131.8 us with two a SM, 116.1 with one).
+    assert ragged.block_h == rows and ragged.num_programs == 132 and ragged.piece_cost == 2
+
+
+def test_keys_as_rows_splits_fill_waves_of_one_program_per_sm():
+    # H200, 16 heads: 327k x 1 best at 128 splits (94.0 us; 256: 100.2), 327k x 8 at 16
+    # (673.1; 32: 682.3), 68k x 8 at 16 (149.9; 32: 156.8), docs/perf.md v0.2.9a.
+    h200 = {"device": "meta", "device_spec": H200}
+    for batch, context, splits in ((1, 327600, 128), (8, 327600, 16), (8, 68096, 16),
+                                   (48, 327600, 8)):  # fmt: skip
+        plan = splitkv.plan_decode(batch, context, 16, **h200)
+        assert plan.warp_specialized and plan.num_splits == splits, (batch, context)
+    triton = splitkv.plan_decode(8, 327600, 16, warp_specialized=False, **h200)
+    assert triton.num_splits == 32 and not triton.program_loop
+
+
+def test_a_16_row_balanced_plan_off_the_gluon_kernel_keeps_one_program_a_piece():
+    ragged = splitkv.plan_decode(8, 327600, 12, seq_lens=RAGGED[:8], warp_specialized=False,
+                                 device="meta", device_spec=H200)  # fmt: skip
+    assert ragged.schedule == "balanced" and not ragged.program_loop
+    assert ragged.piece_cost == 0
+
+
+def test_block_h_pads_17_to_32_rows_to_the_64_row_tile():
+    plan = planned(12, 2, warp_specialized=True, block_h=64)
+    assert plan.warp_specialized and plan.block_h == 64 and plan.num_head_blocks == 1
+    assert plan.split_num_warps == 8
+    assert planned(12, 1, block_h=32).block_h == 32  # the Triton tile, padded
+    assert planned(128, 1, block_h=32).num_head_blocks == 4
+
+
+@pytest.mark.parametrize(
+    "knobs,error",
+    [
+        ({"block_h": 8}, "block_h: expected an int in"),
+        ({"block_h": 48}, "block_h: expected a power of two"),
+        ({"block_h": 128}, "block_h: expected an int in"),
+        ({"block_h": 16, "kind": "gqa", "num_kv_heads": 4}, "block_h: MLA only"),
+    ],
+)
+def test_block_h_out_of_range_names_the_argument(knobs, error):
+    with pytest.raises(ValueError, match=error):
+        planned(16, **knobs)
 
 
 def test_planner_leaves_it_where_splits_are_one_block():
@@ -97,8 +140,6 @@ def test_planner_leaves_it_off_blackwell_and_the_interpreter():
 def test_asking_for_it_where_it_cannot_run_names_the_reason():
     with pytest.raises(ValueError, match="warp_specialized: needs the uniform schedule or"):
         planned(128, schedule="balanced", program_loop=False, warp_specialized=True)
-    with pytest.raises(ValueError, match="warp_specialized: needs 64-row head blocks"):
-        planned(16, warp_specialized=True)
     with pytest.raises(ValueError, match="warp_specialized: needs page_size >= 8"):
         planned(128, page_size=4, warp_specialized=True)
     with pytest.raises(ValueError, match="warp_specialized: needs a GPU"):
@@ -134,32 +175,42 @@ def gpu_plan(case, heads, qlen, page_size, dtype, **knobs):
     plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen,
                                page_size=page_size, dtype=dtype, device="cuda",
                                schedule="uniform", warp_specialized=True, **knobs)  # fmt: skip
-    assert plan.warp_specialized and plan.block_h == 64
+    assert plan.warp_specialized
     return plan
 
 
+# Head counts and query lengths for both consumers: 64-row tiles (128 heads, MTP; 12 x 2 padded
+# by block_h=64) and 8-32 rows with the keys as rows (12 and 16 heads at qlen 1 and 2, 8 heads
+# padded to 16, 12 heads padded to 32 by block_h=32).
+SHAPES = [(128, 1, None), (40, 1, None), (16, 4, None), (12, 8, None), (16, 8, None),
+          (12, 2, 64), (12, 1, None), (16, 1, None), (8, 1, None), (12, 2, None), (16, 2, None),
+          (12, 1, 32)]  # fmt: skip
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("heads,qlen", [(128, 1), (40, 1), (16, 4), (12, 8), (16, 8), (12, 2)])
+@pytest.mark.parametrize("heads,qlen,block_h", SHAPES)
 @pytest.mark.parametrize("page_size", [8, 16, 64, 256])
-def test_matches_the_reference(heads, qlen, page_size):
+def test_matches_the_reference(heads, qlen, block_h, page_size):
     case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, page_size=page_size,
                            dtype=torch.bfloat16, device="cuda")  # fmt: skip
-    check(case, gpu_plan(case, heads, qlen, page_size, torch.bfloat16))
+    check(case, gpu_plan(case, heads, qlen, page_size, torch.bfloat16, block_h=block_h))
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("num_splits", [1, 3, 16, 64])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-def test_split_counts_and_dtypes(num_splits, dtype):
-    case = random_mla_case(lengths_for(4), 16, qlen=4, dtype=dtype, device="cuda")
-    check(case, gpu_plan(case, 16, 4, 64, dtype, num_splits=num_splits))
+@pytest.mark.parametrize("heads,qlen", [(16, 4), (12, 1)])
+def test_split_counts_and_dtypes(num_splits, dtype, heads, qlen):
+    case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, dtype=dtype, device="cuda")
+    check(case, gpu_plan(case, heads, qlen, 64, dtype, num_splits=num_splits))
 
 
 @pytest.mark.gpu
-def test_long_contexts_at_the_far_end_of_the_pool():
-    case = random_mla_case([327600, 65536, 1], 128, dtype=torch.bfloat16, device="cuda",
+@pytest.mark.parametrize("heads", [128, 16])
+def test_long_contexts_at_the_far_end_of_the_pool(heads):
+    case = random_mla_case([327600, 65536, 1], heads, dtype=torch.bfloat16, device="cuda",
                            first_page=20000)  # fmt: skip
-    check(case, gpu_plan(case, 128, 1, 64, torch.bfloat16))
+    check(case, gpu_plan(case, heads, 1, 64, torch.bfloat16))
 
 
 @pytest.mark.gpu
@@ -177,14 +228,16 @@ def test_a_pool_that_cannot_be_described_falls_back_to_the_triton_tile():
 
 
 @pytest.mark.gpu
-def test_strided_queries_load_through_registers():
+@pytest.mark.parametrize("heads,qlen", [(16, 8), (12, 1)])
+def test_strided_queries_load_through_registers(heads, qlen):
     # q a view with rows 640 elements apart: no bulk copies of it, the consumers load the rows.
-    case = random_mla_case(lengths_for(8), 16, qlen=8, dtype=torch.bfloat16, device="cuda")
+    case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, dtype=torch.bfloat16,
+                           device="cuda")  # fmt: skip
     wide = torch.full((*case.q.shape[:3], 640), float("nan"), dtype=torch.bfloat16,
                       device="cuda")  # fmt: skip
     wide[..., :576] = case.q
     args = (wide[..., :576], case.kv_cache, case.page_table, case.seq_lens)
-    out, lse = splitkv.mla_decode(*args, plan=gpu_plan(case, 16, 8, 64, torch.bfloat16))
+    out, lse = splitkv.mla_decode(*args, plan=gpu_plan(case, heads, qlen, 64, torch.bfloat16))
     check_against_reference(out, lse, *splitkv.reference.mla_decode(*args))
 
 
@@ -206,12 +259,12 @@ def test_shared_prefix_cascade_suffix_pass():
 RAGGED = [1, 63, 64, 65, 0, 4097, 20000, 2, 129, 1000]
 
 
-def balanced_gpu_plan(case, heads, qlen, page_size, dtype, num_programs=None):
+def balanced_gpu_plan(case, heads, qlen, page_size, dtype, num_programs=None, block_h=None):
     batch, columns = case.page_table.shape
     plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen,
                                page_size=page_size, dtype=dtype, device="cuda",
                                schedule="balanced", num_programs=num_programs,
-                               warp_specialized=True)  # fmt: skip
+                               warp_specialized=True, block_h=block_h)  # fmt: skip
     assert plan.program_loop
     # Stale NaN in every partial slot and nonsense program ranges: the merge may read only
     # what this call wrote.
@@ -222,13 +275,17 @@ def balanced_gpu_plan(case, heads, qlen, page_size, dtype, num_programs=None):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("heads,qlen", [(128, 1), (40, 1), (12, 4), (16, 8), (12, 2)])
+@pytest.mark.parametrize("heads,qlen,block_h", [(128, 1, None), (40, 1, None), (12, 4, None),
+                                               (16, 8, None), (12, 2, 64), (12, 1, None),
+                                               (16, 2, None), (8, 1, None)])  # fmt: skip
 @pytest.mark.parametrize("page_size", [8, 64, 256])
 @pytest.mark.parametrize("num_programs", [None, 1, 7, 2000])
-def test_balanced_program_loop_matches_the_reference(heads, qlen, page_size, num_programs):
+def test_balanced_program_loop_matches_the_reference(heads, qlen, block_h, page_size,
+                                                     num_programs):  # fmt: skip
     case = random_mla_case(lengths_for_ragged(qlen), heads, qlen=qlen, page_size=page_size,
                            dtype=torch.bfloat16, device="cuda")  # fmt: skip
-    check(case, balanced_gpu_plan(case, heads, qlen, page_size, torch.bfloat16, num_programs))
+    check(case, balanced_gpu_plan(case, heads, qlen, page_size, torch.bfloat16, num_programs,
+                                  block_h))  # fmt: skip
 
 
 def lengths_for_ragged(qlen):
@@ -237,22 +294,24 @@ def lengths_for_ragged(qlen):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-def test_balanced_program_loop_far_pool_and_dtypes(dtype):
-    case = random_mla_case([327600, 1, 65536, 0, 70], 128, dtype=dtype, device="cuda",
+@pytest.mark.parametrize("heads", [128, 12])
+def test_balanced_program_loop_far_pool_and_dtypes(dtype, heads):
+    case = random_mla_case([327600, 1, 65536, 0, 70], heads, dtype=dtype, device="cuda",
                            first_page=20000)  # fmt: skip
-    check(case, balanced_gpu_plan(case, 128, 1, 64, dtype))
+    check(case, balanced_gpu_plan(case, heads, 1, 64, dtype))
 
 
 @pytest.mark.gpu
-def test_balanced_program_loop_strided_queries():
+@pytest.mark.parametrize("heads,qlen", [(16, 4), (12, 1)])
+def test_balanced_program_loop_strided_queries(heads, qlen):
     # q a view with rows 640 elements apart: no bulk copies of it, the consumers load the rows.
-    case = random_mla_case(lengths_for_ragged(4), 16, qlen=4, dtype=torch.bfloat16,
+    case = random_mla_case(lengths_for_ragged(qlen), heads, qlen=qlen, dtype=torch.bfloat16,
                            device="cuda")  # fmt: skip
     wide = torch.full((*case.q.shape[:3], 640), float("nan"), dtype=torch.bfloat16,
                       device="cuda")  # fmt: skip
     wide[..., :576] = case.q
     args = (wide[..., :576], case.kv_cache, case.page_table, case.seq_lens)
-    plan = balanced_gpu_plan(case, 16, 4, 64, torch.bfloat16, num_programs=7)
+    plan = balanced_gpu_plan(case, heads, qlen, 64, torch.bfloat16, num_programs=7)
     out, lse = splitkv.mla_decode(*args, plan=plan, validate=True)
     check_against_reference(out, lse, *splitkv.reference.mla_decode(*args))
 

@@ -87,7 +87,8 @@ def compile_split(
 
 
 def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
-                             balanced_batch: int = 0, bf16_partials: bool = False):  # fmt: skip
+                             balanced_batch: int = 0, bf16_partials: bool = False,
+                             block_q: int = 64):  # fmt: skip
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
     builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
     program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many."""
@@ -109,12 +110,12 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     for name in ("batch", "max_pages", "num_splits", "stride_q_batch", "stride_q_pos",
                  "stride_q_head", "stride_table_batch"):  # fmt: skip
         signature[name] = "i32"
-    constants = {"NUM_HEADS": heads, "QLEN": qlen, "PAGE_SIZE": page_size,
+    constants = {"NUM_HEADS": heads, "QLEN": qlen, "BLOCK_Q": block_q, "PAGE_SIZE": page_size,
                  "BLOCK_N": ws.BLOCK_N, "NUM_STAGES": ws.NUM_STAGES, "SPLIT_MAJOR": True,
                  "HAS_KEY_START": False, "RELEASE_MERGE": True}  # fmt: skip
     # The queries by bulk copies too, as for a contiguous q.
-    q_lat, q_rope = ws.query_row_descriptors(torch.empty(2, qlen, heads, ws.HEAD_DIM_QK,
-                                                         dtype=torch.bfloat16))  # fmt: skip
+    q = torch.empty(2, qlen, heads, ws.HEAD_DIM_QK, dtype=torch.bfloat16)
+    q_lat, q_rope = ws.query_row_descriptors(q, block_q)
     signature.update({"q_lat_desc": mangle_type(q_lat), "q_rope_desc": mangle_type(q_rope)})
     constants["QUERY_TMA"] = True
     kernel = mla_warp_specialized_kernel
@@ -136,7 +137,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
              for name in aligned if name in signature}  # fmt: skip
     source = GluonASTSource(kernel, signature, constants, attrs)
     target = GPUTarget("cuda", arch, 32)
-    return triton.compile(source, target=target, options={"num_warps": ws.NUM_WARPS})
+    return triton.compile(source, target=target, options={"num_warps": ws.num_warps_for(block_q)})
 
 
 def registers_and_stack(kernel) -> tuple[int, int]:
@@ -189,12 +190,19 @@ def main() -> None:
     parser.add_argument("--qlen", type=int, default=1, help="--warp-specialized: query positions")
     parser.add_argument("--bf16-partials", action="store_true",
                         help="--warp-specialized: partial_dtype=torch.bfloat16")  # fmt: skip
+    parser.add_argument(
+        "--block-q",
+        type=int,
+        default=64,
+        help="--warp-specialized: rows a program (16, 32: keys as rows)",
+    )
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
     if args.warp_specialized:
         kernel = compile_warp_specialized(args.page_size, args.heads, args.qlen, args.arch,
-                                          args.balanced_batch, args.bf16_partials)  # fmt: skip
+                                          args.balanced_batch, args.bf16_partials,
+                                          args.block_q)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
                **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg")}  # fmt: skip
         print(json.dumps(row) if args.json else row)

@@ -140,6 +140,7 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="time splitkv at each of these num_splits (default: its plan)",
     )
     for knob in (
+        "block_h",
         "block_n",
         "num_warps",
         "num_stages",
@@ -171,8 +172,8 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         ),
         (
             "--warp-specialized",
-            "MLA 64-row tiles on Hopper: stage 1 on the warp-specialized Gluon kernel "
-            "(default: wherever it can run)",
+            "MLA on Hopper: stage 1 on the warp-specialized Gluon kernel "
+            "(default: 64-row tiles, wherever it can run; 16-32 rows opt-in)",
         ),
         (
             "--dependent-launch",
@@ -289,6 +290,7 @@ def _trials(args: argparse.Namespace) -> list:
     knobs = {
         k: getattr(args, k)
         for k in (
+            "block_h",
             "block_n",
             "num_warps",
             "num_stages",

@@ -18,6 +18,8 @@ def num_partitions(
     device: DeviceSpec | str | torch.device,
     is_mla: bool = False,
     head_dim: int = 128,
+    *,
+    programs_per_sm: int | None = None,
 ) -> int:
     """The number of KV splits for a decode batch (seed 001, generalised to any device).
 
@@ -30,6 +32,9 @@ def num_partitions(
         is_mla: which regime the caller's kernel is in (see below).
         head_dim: MHA-style head dim; the MHA-style fill rule wants (64 / head_dim) squared
             times more programs per SM below head dim 64 (their key blocks move fewer bytes).
+        programs_per_sm: MLA fill rule: the stage-1 programs one SM holds at once, where the
+            kernel is not the one `resident_programs_per_sm` describes (the warp-specialized
+            kernels hold one per SM at any height).
 
     MLA-style (`is_mla=True`): a program packs `block_m` query rows, so a partition is
     `ceil(heads_per_group / block_m) * batch_size` programs. With
@@ -76,7 +81,8 @@ def num_partitions(
     units = spec.compute_units
 
     if is_mla and tun.wave_fill is not None:
-        return _fill_rule(batch_size, heads_per_group, _cdiv(num_keys, tun.split_page_size), spec)
+        pages = _cdiv(num_keys, tun.split_page_size)
+        return _fill_rule(batch_size, heads_per_group, pages, spec, programs_per_sm)
     if not is_mla and tun.mha_programs_per_sm is not None:
         pages = _cdiv(num_keys, tun.mha_split_page_size)
         per_sm = resident_programs_per_sm("gqa", 16, head_dim, spec)
@@ -140,12 +146,16 @@ def resident_programs_per_sm(kind: str, block_h: int, head_dim: int, spec: Devic
     return tun.programs_per_sm[0] if block_h <= 32 else tun.programs_per_sm[1]
 
 
-def _fill_rule(batch_size: int, rows: int, pages: int, spec: DeviceSpec) -> int:
+def _fill_rule(
+    batch_size: int, rows: int, pages: int, spec: DeviceSpec, per_sm: int | None = None
+) -> int:
     """The smallest power-of-two split count whose programs fill `wave_fill` of their last wave
-    (a wave: the programs all SMs hold at once); where none does within `min(cap, pages)`, the
-    largest allowed, for the most parallelism."""
+    (a wave: the programs all SMs hold at once, `per_sm` each if given); where none does within
+    `min(cap, pages)`, the largest allowed, for the most parallelism."""
     tun = spec.tunables
-    wave = spec.compute_units * resident_programs_per_sm("mla", min(rows, 64), 0, spec)
+    if per_sm is None:
+        per_sm = resident_programs_per_sm("mla", min(rows, 64), 0, spec)
+    wave = spec.compute_units * per_sm
     ctas_per_partition = _cdiv(rows, tun.block_m if rows > 16 else 16) * batch_size
     upper = max(1, min(tun.max_splits, pages))
     splits = 1

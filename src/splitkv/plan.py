@@ -75,9 +75,9 @@ class DecodePlan:
     share the batch's key blocks evenly (ragged batches; `block_b` is the batch bound the
     kernels scan; `program_loop` launches one program per schedule program instead of one per
     piece; `piece_cost` the units a request adds to a program loop's schedule beside its key
-    blocks); "uniform" splits every request into `num_splits`. `warp_specialized` (MLA, 64-row
-    tiles on Hopper, uniform or program loop) runs stage 1 on the Gluon kernels instead of the
-    Triton ones.
+    blocks); "uniform" splits every request into `num_splits`. `warp_specialized` (MLA, 16- to
+    64-row tiles on Hopper, uniform or program loop) runs stage 1 on the Gluon kernels instead
+    of the Triton ones.
     Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row;
     `dependent_launch` starts it as a programmatic dependent of stage 1. `partial_dtype`: the
     element type of the normalised partial outputs stage 1 writes and the merge reads.
@@ -149,6 +149,7 @@ def plan_decode(
     merge_block_s: int | None = None,
     merge_d_split: int | None = None,
     merge_num_warps: int | None = None,
+    block_h: int | None = None,
     block_n: int | None = None,
     num_warps: int | None = None,
     num_stages: int | None = None,
@@ -189,6 +190,10 @@ def plan_decode(
         kind: "mla" (absorbed latent attention) or "gqa" (GQA, MHA, MQA).
         num_splits, grid_order, merge_block_s, merge_d_split, block_n, num_warps, num_stages:
             override the heuristic's choice (ablations, tuning).
+        block_h: MLA only: query rows a stage-1 program attends (16, 32 or 64, at most the
+            device's `block_m`); default: the request's rows (heads x qlen) rounded up to a
+            power of two, at least 16. Larger than the rows, the rest is padding (computed,
+            never stored).
         merge_num_warps: warps per merge program (1, 2, 4 or 8); default: one per 1,024
             elements of the tile most rows fold, 1 to 4 (`default_merge_num_warps`).
         page_prefetch: load the next key block's page ids one iteration ahead, so the KV
@@ -212,34 +217,41 @@ def plan_decode(
             walking its pieces (every program then streams the same number of key blocks),
             instead of one per piece; the default grid is then one wave of programs. Default:
             on for tiles of 32 and 64 rows (MTP, 128 heads), level to 25% faster on the H200's
-            ragged batches there, off for 16-row tiles (19-33% slower at qlen 1; docs/perf.md,
-            rows "session 7 program loop" and v0.2.6).
+            ragged batches there, and for 16-row tiles on the Gluon kernel; off for 16-row
+            Triton tiles (19-33% slower at qlen 1; docs/perf.md, rows "session 7 program
+            loop" and v0.2.6).
         piece_cost: MLA program loop: the schedule's units each request adds beside its key
             blocks, for what a piece costs on its own (queries, masked last block, partial
             store), so that a program meeting many requests streams fewer blocks
             (`kernels/balanced.request_units`). Default: `warp_specialized.PIECE_COST` (2) on
-            the Gluon program loop (H200: 12 heads x qlen 4 one-long 183.5 -> 174.2 us, 128
-            heads ragged 304.4 -> 285.1; docs/perf.md v0.2.8e), 0 on the Triton one
-            (unmeasured there); 0 wherever there is no program loop.
-        warp_specialized: MLA, uniform schedule or the balanced one's program loop, 64-row
-            head blocks (33 to 128 query rows: 128 heads, MTP), bfloat16 or float16,
-            page_size >= 8, Hopper (sm_90): run stage 1 on the Gluon kernel whose copies and
-            matrix multiplies run on different warps (kernels/mla_warp_specialized.py and, for
-            the program loop, mla_warp_specialized_loop.py; 64-key blocks, 2 stages, 8 + 1
-            warps) instead of the Triton tile; a call whose cache is not page-contiguous with
-            16-byte aligned rows falls back to the Triton tile. Default: on wherever it can run
-            and the splits (or the balanced programs' shares) are longer than one 64-key block
-            (nothing to overlap in one), unless block_n,
-            num_warps, num_stages, latent_chains, kv_tma or page_prefetch are given (they
-            configure the Triton tile). H200: 1.6x the Triton tile's rate on the same work
-            (docs/perf.md, session 8). True with 17-32 query rows (MTP qlen 2) runs them on
-            the 64-row tile, padded (unmeasured: not a default).
+            either program loop (H200: Gluon, 12 heads x qlen 4 one-long 183.5 -> 174.2 us,
+            128 heads ragged 304.4 -> 285.1, docs/perf.md v0.2.8e; Triton, 12 heads x qlen 2
+            ragged 202.7 -> 183.5, one-long 218.9 -> 196.1, v0.2.8f); 0 without a loop.
+        warp_specialized: MLA, uniform schedule or the balanced one's program loop, head
+            blocks of 16, 32 or 64 rows, bfloat16 or float16, page_size >= 8, Hopper (sm_90):
+            run stage 1 on the Gluon kernel whose copies and matrix multiplies run on
+            different warps (kernels/mla_warp_specialized.py and, for the program loop,
+            mla_warp_specialized_loop.py; 64-key blocks by bulk copies, 2 stages, one producer
+            warp) instead of the Triton tile: 64-row head blocks (33-128 query rows: 128 heads,
+            MTP) on two consumer warpgroups, 16- and 32-row ones (12-16 heads at qlen 1-2)
+            with the keys as wgmma's rows on one (kernels/mla_keys_as_rows.py). A call whose
+            cache is not page-contiguous with 16-byte aligned rows falls back to the Triton
+            tile. Default: on wherever it can run and the splits (or the balanced programs'
+            shares) are longer than one 64-key block (nothing to overlap in one), unless
+            block_n, num_warps, num_stages, latent_chains, kv_tma or page_prefetch are given
+            (they configure the Triton tile). H200: 64 rows 1.6x the Triton tile's rate on the
+            same work (docs/perf.md, session 8); 16 rows 93.9 -> 96.1% of the read ceiling at
+            12 heads 327k x 8, ragged 127.9 -> 116.1 us (v0.2.9a). The 16-32-row kernel holds
+            one program per SM: its default splits fill waves of one per SM, its default
+            program loop is one wave.
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         partial_dtype: torch.float32 (default) or torch.bfloat16: the normalised partial
             outputs between the two stages (lse stays float32). bfloat16 halves what stage 1
             writes and the merge reads (each partial then carries bf16 rounding, ~0.4% of
-            its values, before the merge's fp32 sum); unmeasured on the GPU so far.
+            its values, before the merge's fp32 sum); measured slower on the H200 where it
+            was meant to pay (128 heads 8k x 1 22.9 -> 25.8 us, 68k x 1 57.7 -> 61.4;
+            docs/perf.md v0.2.8f), so not a default.
         head_dim_qk, head_dim_v: key and value widths (576 and 512 for absorbed MLA).
         device_spec: the spec the split heuristic plans for; default: read off `device`.
 
@@ -299,11 +311,7 @@ def plan_decode(
         schedule = "uniform" if num_programs is None else "balanced"
     rows = num_heads * qlen
     group_rows = rows // num_kv_heads  # query rows one program's kv head serves
-    block_h = min(spec.tunables.block_m, max(MIN_DOT, _next_pow2(group_rows)))
-    if warp_specialized is True and kind == "mla" and MIN_DOT < group_rows <= 2 * MIN_DOT:
-        # Asked for on 17-32 rows (MTP qlen 2): the Gluon tile's 64 rows, the rest padding
-        # (never stored); whether its rate pays for the padding is unmeasured (docs/perf.md).
-        block_h = ws.BLOCK_H
+    block_h = _block_h(block_h, kind, group_rows, spec)
     default_splits, default_order = num_splits is None, grid_order is None
     if num_splits is None:
         keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
@@ -342,8 +350,28 @@ def plan_decode(
                 spec.tunables.balanced_cost,
             )
     balanced = schedule == "balanced"
-    if program_loop is None:
-        program_loop = balanced and kind == "mla" and block_h > MIN_DOT
+    pinned = (block_n, num_warps, num_stages, kv_tma, page_prefetch, latent_chains)
+    gluon_config = {
+        "kind": kind,
+        "block_h": block_h,
+        "head_dim_qk": head_dim_qk,
+        "head_dim_v": head_dim_v,
+        "dtype": dtype,
+        "page_size": page_size,
+        "warpgroup_mma": spec.warpgroup_mma,
+        "interpreted": interpreted,
+    }
+    loop_defaulted = program_loop is None
+    if loop_defaulted:
+        # The 16-row Triton tile streams faster one program per piece (reverted below when
+        # the Gluon kernel does not take the plan); the Gluon kernels take the balanced
+        # schedule only as a program loop.
+        gluon_may_run = warp_specialized is not False and all(k is None for k in pinned)
+        gluon_may_run = (
+            gluon_may_run
+            and ws.unsupported_reason(balanced=False, program_loop=False, **gluon_config) is None
+        )
+        program_loop = balanced and kind == "mla" and (block_h > MIN_DOT or gluon_may_run)
     if not isinstance(program_loop, bool):
         raise TypeError(f"program_loop: expected a bool, got {type(program_loop).__name__}")
     if program_loop and (not balanced or kind != "mla"):
@@ -351,8 +379,6 @@ def plan_decode(
             f"program_loop: expected the MLA balanced schedule, got kind={kind!r}, "
             f"schedule={schedule!r}"
         )
-    if default_grid and balanced and not program_loop:
-        num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
     # The Gluon tile's default split count: no more splits than keep a request's fp32 partials
     # (rows x splits x d_v x 4 B) within its key bytes, which the merge would otherwise read
     # back in more time than the split saves (H200, 8k x 1: 128 heads best at 32 splits, 21.3
@@ -363,26 +389,35 @@ def plan_decode(
         ws_splits = max(1, min(num_splits, key_bytes // (rows * head_dim_v * 4)))
     warp_specialized = _warp_specialized(
         warp_specialized,
-        pinned=(block_n, num_warps, num_stages, kv_tma, page_prefetch, latent_chains),
+        pinned=pinned,
         # Splits of one 64-key block leave the copies nothing to overlap (16 heads x qlen 4,
         # 8k x 1, 128 splits: 21.0 us against the Triton tile's 20.3; session 8).
         pays=program_keys_for(balanced, total_keys, max_seq_len, num_programs, ws_splits)
         > ws.BLOCK_N,
-        kind=kind,
         balanced=balanced,
         program_loop=program_loop,
-        block_h=block_h,
-        head_dim_qk=head_dim_qk,
-        head_dim_v=head_dim_v,
-        dtype=dtype,
-        page_size=page_size,
-        warpgroup_mma=spec.warpgroup_mma,
-        interpreted=interpreted,
+        **gluon_config,
     )
-    piece_cost = _piece_cost(piece_cost, program_loop, warp_specialized)
+    if loop_defaulted and program_loop and block_h <= MIN_DOT and not warp_specialized:
+        program_loop = False
+    if default_grid and balanced and not program_loop:
+        num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
+    if warp_specialized and block_h in ws.NARROW_BLOCK_H:
+        # The keys-as-rows kernel holds one program per SM (164-185 KB of shared memory), where
+        # the Triton tile of the same height holds two: its split count fills waves of one per
+        # SM, and its program loop takes one wave (H200, 12-16 heads: 327k x 1 best at 128
+        # splits, 327k x 8 at 16; ragged 131.8 us with two programs per SM, 116.1 with one;
+        # docs/perf.md v0.2.9a).
+        if default_splits:
+            one_per_sm = num_partitions(batch_size, keys, rows, spec, is_mla=True,
+                                        programs_per_sm=1)  # fmt: skip
+            ws_splits = min(ws_splits, one_per_sm)
+        if default_grid and program_loop:
+            num_programs = max(1, spec.compute_units // (num_kv_heads * num_head_blocks))
+    piece_cost = _piece_cost(piece_cost, program_loop)
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
-        block_n, num_warps, num_stages = ws.BLOCK_N, ws.NUM_WARPS, ws.NUM_STAGES
+        block_n, num_warps, num_stages = ws.BLOCK_N, ws.num_warps_for(block_h), ws.NUM_STAGES
         kv_tma, page_prefetch, latent_chains = False, False, 1
         num_splits = ws_splits
         grid_order = _grid_order_for(num_splits, spec) if default_order else grid_order
@@ -551,11 +586,23 @@ def program_keys_for(balanced, total_keys, max_seq_len, num_programs, num_splits
     return -(-max_seq_len // num_splits)
 
 
-def _piece_cost(requested: int | None, program_loop: bool, warp_specialized: bool) -> int:
-    """The plan's `piece_cost`: as requested (the program loop only), else the Gluon loop's
-    measured default, 0 on the Triton loop and without a loop."""
+def _block_h(requested: int | None, kind: str, group_rows: int, spec: DeviceSpec) -> int:
+    """The plan's `block_h`: as requested (MLA: 16 to the device's block_m, a power of two),
+    else the group's rows rounded up to a power of two within those bounds."""
     if requested is None:
-        return ws.PIECE_COST if program_loop and warp_specialized else 0
+        return min(spec.tunables.block_m, max(MIN_DOT, _next_pow2(group_rows)))
+    if kind != "mla":
+        raise ValueError(f"block_h: MLA only (GQA tiles follow the group), got kind={kind!r}")
+    check_int("block_h", requested, MIN_DOT, spec.tunables.block_m)
+    check_pow2("block_h", requested)
+    return requested
+
+
+def _piece_cost(requested: int | None, program_loop: bool) -> int:
+    """The plan's `piece_cost`: as requested (the program loop only), else the measured
+    default on either program loop (the Gluon and the Triton one), 0 without a loop."""
+    if requested is None:
+        return ws.PIECE_COST if program_loop else 0
     check_int("piece_cost", requested, 0, 1 << 16)
     if requested and not program_loop:
         raise ValueError(

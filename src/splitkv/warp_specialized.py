@@ -13,6 +13,9 @@ from splitkv.checks import rows_describable
 # What the kernel is built for (absorbed MLA on Hopper's wgmma).
 HEAD_DIM_QK, HEAD_DIM_V = 576, 512
 BLOCK_H, BLOCK_N, NUM_STAGES, NUM_WARPS = 64, 64, 2, 8
+# Head blocks of 8-32 rows run with the keys as wgmma's rows (kernels/mla_keys_as_rows.py): one
+# consumer warpgroup.
+NARROW_BLOCK_H, NARROW_NUM_WARPS = (8, 16, 32), 4
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
@@ -58,7 +61,10 @@ def unsupported_reason(
             not balanced or program_loop,
             "needs the uniform schedule or the balanced one's program loop (program_loop=True)",
         ),
-        (block_h == BLOCK_H, f"needs {BLOCK_H}-row head blocks (17-128 query rows), got {block_h}"),
+        (
+            block_h == BLOCK_H or block_h in NARROW_BLOCK_H,
+            f"needs head blocks of {(*NARROW_BLOCK_H, BLOCK_H)} rows, got {block_h}",
+        ),
         (
             (head_dim_qk, head_dim_v) == (HEAD_DIM_QK, HEAD_DIM_V),
             f"needs head dims {HEAD_DIM_QK}/{HEAD_DIM_V}, got {head_dim_qk}/{head_dim_v}",
@@ -80,13 +86,19 @@ def kv_row_descriptors(kv: torch.Tensor, page_size: int) -> tuple | None:
     return row_descriptors(kv, shape, strides, rows)
 
 
-def query_row_descriptors(q: torch.Tensor) -> tuple | None:
+def query_row_descriptors(q: torch.Tensor, block_h: int) -> tuple | None:
     """Descriptors over q's rows [batch * qlen * heads, 576] (a request's query rows are then
-    consecutive), boxes of a head block's 64 rows; None unless q is contiguous and 16-byte
+    consecutive), boxes of a head block's rows; None unless q is contiguous and 16-byte
     aligned (the kernel then loads the rows through registers)."""
     if not q.is_contiguous() or q.data_ptr() % 16:
         return None
-    return row_descriptors(q, [q.numel() // q.shape[-1], q.shape[-1]], [q.shape[-1], 1], BLOCK_H)
+    return row_descriptors(q, [q.numel() // q.shape[-1], q.shape[-1]], [q.shape[-1], 1], block_h)
+
+
+def num_warps_for(block_h: int) -> int:
+    """The consumer warps (the producer's one comes on top): two warpgroups on the 64-row
+    tile, one with the keys as rows."""
+    return NARROW_NUM_WARPS if block_h in NARROW_BLOCK_H else NUM_WARPS
 
 
 def row_descriptors(tensor: torch.Tensor, shape: list, strides: list, rows: int) -> tuple:
@@ -117,7 +129,7 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         launch_program_loop(plan, q, descriptors, page_size, page_table, seq_lens, scale_log2)
         return True
     batch, qlen, num_heads = q.shape[:3]
-    query_descriptors = query_row_descriptors(q)
+    query_descriptors = query_row_descriptors(q, plan.block_h)
     grid = plan.num_splits * batch * plan.num_head_blocks
     mla_warp_specialized_kernel[(grid,)](
         q,
@@ -138,6 +150,7 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         page_table.stride(0),
         NUM_HEADS=num_heads,
         QLEN=qlen,
+        BLOCK_Q=plan.block_h,
         PAGE_SIZE=page_size,
         BLOCK_N=BLOCK_N,
         NUM_STAGES=NUM_STAGES,
@@ -145,7 +158,7 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         HAS_KEY_START=key_starts is not None,
         QUERY_TMA=query_descriptors is not None,
         RELEASE_MERGE=plan.dependent_launch,
-        num_warps=NUM_WARPS,
+        num_warps=num_warps_for(plan.block_h),
     )
     return True
 
@@ -160,7 +173,7 @@ def launch_program_loop(
     from splitkv.kernels.mla_warp_specialized_loop import mla_warp_specialized_loop_kernel
 
     batch, qlen, num_heads = q.shape[:3]
-    query_descriptors = query_row_descriptors(q)
+    query_descriptors = query_row_descriptors(q, plan.block_h)
     mla_warp_specialized_loop_kernel[(plan.num_programs * plan.num_head_blocks,)](
         q,
         *descriptors,
@@ -180,6 +193,7 @@ def launch_program_loop(
         page_table.stride(0),
         NUM_HEADS=num_heads,
         QLEN=qlen,
+        BLOCK_Q=plan.block_h,
         PAGE_SIZE=page_size,
         BLOCK_N=BLOCK_N,
         NUM_STAGES=NUM_STAGES,
@@ -189,5 +203,5 @@ def launch_program_loop(
         RELEASE_MERGE=plan.dependent_launch,
         program_times_ptr=program_times,
         TIME_PROGRAMS=program_times is not None,
-        num_warps=NUM_WARPS,
+        num_warps=num_warps_for(plan.block_h),
     )

@@ -32,12 +32,14 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from splitkv.kernels.mla_keys_as_rows import attend_key_blocks_narrow
+from splitkv.kernels.shared_rows import zero_rows_from
 from splitkv.kernels.split_range import clamped_seq_len, keys_per_split, split_and_request
 
 LATENT = gl.constexpr(512)
 ROPE = gl.constexpr(64)
 HALF = gl.constexpr(256)  # a bulk copy's box is at most 256 elements wide: two per latent row
-BLOCK_M = gl.constexpr(64)  # query rows: one warpgroup's wgmma M, four warps of 16 rows
+BLOCK_M = gl.constexpr(64)  # query rows of the wide tile: one warpgroup's wgmma M
 
 
 @gluon.jit
@@ -84,13 +86,14 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
 
 @gluon.jit
 def allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc, dtype: gl.constexpr,
-                     BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr):  # fmt: skip
+                     BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr,
+                     NUM_STAGES: gl.constexpr):  # fmt: skip
     """Shared memory of both kernels, barriers initialised: the query rows (queries_in / _free:
     their bulk copy landed / the consumers are done with them) and the ring of key blocks
     (ready / empty per stage)."""
-    q_lo = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], q_lat_desc.layout)
-    q_hi = gl.allocate_shared_memory(dtype, [BLOCK_M, HALF], q_lat_desc.layout)
-    q_pe = gl.allocate_shared_memory(dtype, [BLOCK_M, ROPE], q_rope_desc.layout)
+    q_lo = gl.allocate_shared_memory(dtype, [BLOCK_Q, HALF], q_lat_desc.layout)
+    q_hi = gl.allocate_shared_memory(dtype, [BLOCK_Q, HALF], q_lat_desc.layout)
+    q_pe = gl.allocate_shared_memory(dtype, [BLOCK_Q, ROPE], q_rope_desc.layout)
     k_lo = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
     k_hi = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
     k_pe = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, ROPE], rope_desc.layout)
@@ -111,16 +114,17 @@ def store_query_rows(q_lo, q_hi, q_pe, q_ptr, request, head_block, stride_q_batc
                      stride_q_pos, stride_q_head, rows_total,
                      NUM_HEADS: gl.constexpr):  # fmt: skip
     """The head block's query rows into the query buffers through registers (any q strides),
-    by the 8 warps of whichever partition calls it."""
-    wide: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [8, 1], [1, 0])
-    narrow: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [8, 1], [1, 0])
+    by the warps of whichever partition calls it."""
+    wide: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [gl.num_warps(), 1], [1, 0])
+    narrow: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
     strides = (stride_q_batch, stride_q_pos, stride_q_head)
+    BLOCK_Q: gl.constexpr = q_lo.shape[0]
     q_lo.store(load_query_rows(q_ptr, request, head_block, *strides, rows_total, NUM_HEADS, 0,
-                               HALF, wide))  # fmt: skip
+                               HALF, BLOCK_Q, wide))  # fmt: skip
     q_hi.store(load_query_rows(q_ptr, request, head_block, *strides, rows_total, NUM_HEADS,
-                               HALF, HALF, wide))  # fmt: skip
+                               HALF, HALF, BLOCK_Q, wide))  # fmt: skip
     q_pe.store(load_query_rows(q_ptr, request, head_block, *strides, rows_total, NUM_HEADS,
-                               LATENT, ROPE, narrow))  # fmt: skip
+                               LATENT, ROPE, BLOCK_Q, narrow))  # fmt: skip
 
 
 @gluon.jit
@@ -246,24 +250,38 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
 
 
 @gluon.jit
-def zero_rows_from(buffer, first_row, BLOCK_N: gl.constexpr):
-    """Rows [first_row, BLOCK_N) of a [BLOCK_N, 256] shared buffer set to 0, 16 rows at a time
-    (a whole tile at once would need 32 more registers per thread beside O's 128)."""
-    layout: gl.constexpr = gl.BlockedLayout([1, 8], [2, 16], [8, 1], [1, 0])
-    for r in gl.static_range(0, BLOCK_N, 16):
-        part = buffer.slice(r, 16)
-        rows = r + gl.arange(0, 16, gl.SliceLayout(1, layout))
-        values = part.load(layout)
-        part.store(gl.where((rows < first_row)[:, None], values, 0.0).to(values.dtype))
+def attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start, num_blocks,
+                    first_key, lo_key, hi_key, seq_len, last_key, head_block, slot_base, split,
+                    num_splits, rows_total, partial_o_ptr, partial_lse_ptr, scale_log2,
+                    queries_in, queries_free, NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
+                    NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
+                    RELEASE_QUERIES: gl.constexpr):  # fmt: skip
+    """The consumers for the query buffers' rows: `attend_key_blocks` for a 64-row head block,
+    `attend_key_blocks_narrow` (keys as rows) for 8-32. (Gluon cannot bind a function to a
+    name at compile time, so the choice is this branch.)"""
+    if q_lo.shape[0] < BLOCK_M:
+        attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start,
+                                 num_blocks, first_key, lo_key, hi_key, seq_len, last_key,
+                                 head_block, slot_base, split, num_splits, rows_total,
+                                 partial_o_ptr, partial_lse_ptr, scale_log2, queries_in,
+                                 queries_free, NUM_HEADS, BLOCK_N, NUM_STAGES, WAIT_FOR_QUERIES,
+                                 RELEASE_QUERIES)  # fmt: skip
+    else:
+        attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start,
+                          num_blocks, first_key, lo_key, hi_key, seq_len, last_key, head_block,
+                          slot_base, split, num_splits, rows_total, partial_o_ptr,
+                          partial_lse_ptr, scale_log2, queries_in, queries_free, NUM_HEADS,
+                          BLOCK_N, NUM_STAGES, WAIT_FOR_QUERIES, RELEASE_QUERIES)  # fmt: skip
 
 
 @gluon.jit
 def load_query_rows(q_ptr, request, head_block, stride_q_batch, stride_q_pos, stride_q_head,
                     rows_total, NUM_HEADS: gl.constexpr, COL0: gl.constexpr,
-                    COLS: gl.constexpr, layout: gl.constexpr):  # fmt: skip
-    """Columns [COL0, COL0 + COLS) of the head block's 64 query rows (row r: query position
-    r // heads, head r % heads); rows past the request's are 0."""
-    rows = head_block * BLOCK_M + gl.arange(0, BLOCK_M, gl.SliceLayout(1, layout))
+                    COLS: gl.constexpr, BLOCK_Q: gl.constexpr,
+                    layout: gl.constexpr):  # fmt: skip
+    """Columns [COL0, COL0 + COLS) of the head block's BLOCK_Q query rows (row r: query
+    position r // heads, head r % heads); rows past the request's are 0."""
+    rows = head_block * BLOCK_Q + gl.arange(0, BLOCK_Q, gl.SliceLayout(1, layout))
     offsets = (
         request.to(gl.int64) * stride_q_batch
         + (rows // NUM_HEADS).to(gl.int64) * stride_q_pos
@@ -279,8 +297,8 @@ def mla_warp_specialized_kernel(
     q_ptr,
     lat_desc,  # the pool as rows [num_pages * page_size, 576], boxes [SUB, 256]
     rope_desc,  # the same rows, boxes [SUB, 64]
-    q_lat_desc,  # QUERY_TMA: q as rows [batch * qlen * heads, 576], boxes [64, 256]
-    q_rope_desc,  # and [64, 64] (without QUERY_TMA: lat_desc, rope_desc, for their layouts)
+    q_lat_desc,  # QUERY_TMA: q as rows [batch * qlen * heads, 576], boxes [BLOCK_Q, 256]
+    q_rope_desc,  # and [BLOCK_Q, 64] (without QUERY_TMA: lat_desc, rope_desc, for layouts)
     page_table_ptr,
     seq_lens_ptr,
     key_starts_ptr,  # [batch] int32 first key of each request, used when HAS_KEY_START
@@ -296,6 +314,7 @@ def mla_warp_specialized_kernel(
     stride_table_batch,
     NUM_HEADS: gl.constexpr,
     QLEN: gl.constexpr,
+    BLOCK_Q: gl.constexpr,  # query rows a program: 64 (wide tile) or 8-32 (keys as rows)
     PAGE_SIZE: gl.constexpr,
     BLOCK_N: gl.constexpr,
     NUM_STAGES: gl.constexpr,
@@ -307,9 +326,10 @@ def mla_warp_specialized_kernel(
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
     from the request's first key), the keys of a key_starts request before it masked rather
-    than skipped by a partial copy."""
+    than skipped by a partial copy. BLOCK_Q < 64 attends with the keys as wgmma's rows
+    (kernels/mla_keys_as_rows.py)."""
     ROWS: gl.constexpr = QLEN * NUM_HEADS
-    HEAD_BLOCKS: gl.constexpr = (ROWS + BLOCK_M - 1) // BLOCK_M
+    HEAD_BLOCKS: gl.constexpr = (ROWS + BLOCK_Q - 1) // BLOCK_Q
     if RELEASE_MERGE:
         # The merge may launch now (kernels/dependent_launch.py); it waits for our writes.
         gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [],
@@ -332,7 +352,8 @@ def mla_warp_specialized_kernel(
     num_blocks = gl.where(lo_key < hi_key, gl.cdiv(hi_key - first_key, BLOCK_N), 0)
 
     queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
-                                     q_ptr.dtype.element_ty, BLOCK_N, NUM_STAGES)  # fmt: skip
+                                     q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N,
+                                     NUM_STAGES)  # fmt: skip
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     if not QUERY_TMA:  # else the producer brings them
@@ -342,20 +363,20 @@ def mla_warp_specialized_kernel(
     # the bulk copies (the async proxy) before either partition starts.
     fence_async_shared()
     gl.thread_barrier()
-    slot_base = request.to(gl.int64) * ROWS + head_block * BLOCK_M
+    slot_base = request.to(gl.int64) * ROWS + head_block * BLOCK_Q
     table_row = page_table_ptr + request.to(gl.int64) * stride_table_batch
     # Constexprs inline: bound to a tuple first they would reach the partitions as tensors.
     # fmt: off
     gl.warp_specialize(
         [
-            (attend_key_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, 0,
+            (attend_any_rows, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, 0,
                                  num_blocks, first_key, lo_key, hi_key, seq_len, seq_len - QLEN,
                                  head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
                                  partial_lse_ptr, scale_log2, queries_in, queries_free,
                                  NUM_HEADS, BLOCK_N, NUM_STAGES, QUERY_TMA, False)),
             (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                           table_row, max_pages, first_key, num_blocks,
-                          request * ROWS + head_block * BLOCK_M, BLOCK_N, NUM_STAGES, PAGE_SIZE,
+                          request * ROWS + head_block * BLOCK_Q, BLOCK_N, NUM_STAGES, PAGE_SIZE,
                           QUERY_TMA)),
         ],
         [1],  # the producer: one warp that only issues copies

@@ -27,9 +27,8 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 
 from splitkv.kernels.balanced import piece_blocks, record_piece_range, request_units
 from splitkv.kernels.mla_warp_specialized import (
-    BLOCK_M,
     allocate_buffers,
-    attend_key_blocks,
+    attend_any_rows,
     load_key_blocks,
     load_query_block,
     store_query_rows,
@@ -88,8 +87,8 @@ def request_length(seq_lens_ptr, request, batch, max_seq_len):
 @gluon.jit
 def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, page_table_ptr,
                 stride_table_batch, seq_lens_ptr, batch, max_pages, head_block, share,
-                ROWS: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
-                PAGE_SIZE: gl.constexpr, PIECE_COST: gl.constexpr,
+                ROWS: gl.constexpr, BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr,
+                NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr, PIECE_COST: gl.constexpr,
                 QUERY_TMA: gl.constexpr):  # fmt: skip
     """Producer: every piece's key blocks into the ring, one after the other, and with
     QUERY_TMA its query rows once the consumers freed the previous ones."""
@@ -113,7 +112,7 @@ def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, pag
                 # runs while the consumers finish that piece. (The piece's first key block
                 # issued before it measured no faster: v0.2.8c in docs/perf.md.)
                 load_query_block(q_lat_desc, q_rope_desc, q_lo, q_hi, q_pe, queries_in,
-                                 queries_free, request * ROWS + head_block * BLOCK_M,
+                                 queries_free, request * ROWS + head_block * BLOCK_Q,
                                  pieces)  # fmt: skip
                 pieces += 1
         table_row = page_table_ptr + request.to(gl.int64) * stride_table_batch
@@ -128,8 +127,9 @@ def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, pag
 def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_ptr, partial_o_ptr,
                   partial_lse_ptr, scale_log2, batch, max_seq_len, program, num_slots, head_block,
                   share, times_ptr, NUM_HEADS: gl.constexpr, QLEN: gl.constexpr,
-                  BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, PIECE_COST: gl.constexpr,
-                  QUERY_TMA: gl.constexpr, TIME_PROGRAMS: gl.constexpr):  # fmt: skip
+                  BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                  PIECE_COST: gl.constexpr, QUERY_TMA: gl.constexpr,
+                  TIME_PROGRAMS: gl.constexpr):  # fmt: skip
     """Consumers: each piece's queries, attention and partial, in the producer's order.
     TIME_PROGRAMS: the time each of the first pieces starts, has its queries, and ends."""
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
@@ -162,13 +162,13 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                 gl.thread_barrier()
             if TIME_PROGRAMS:
                 gl.store(times_ptr + 3 + 3 * piece, global_time())
-            attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, blocks_done,
-                              hi - lo, lo * BLOCK_N, lo * BLOCK_N,
-                              gl.minimum(hi * BLOCK_N, seq_len), seq_len,
-                              seq_len - QLEN, head_block, head_block * BLOCK_M,
-                              program + request, num_slots, ROWS, partial_o_ptr,
-                              partial_lse_ptr, scale_log2, queries_in, queries_free,
-                              NUM_HEADS, BLOCK_N, NUM_STAGES, False, QUERY_TMA)  # fmt: skip
+            attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, blocks_done,
+                            hi - lo, lo * BLOCK_N, lo * BLOCK_N,
+                            gl.minimum(hi * BLOCK_N, seq_len), seq_len, seq_len - QLEN,
+                            head_block, head_block * BLOCK_Q, program + request, num_slots,
+                            ROWS, partial_o_ptr, partial_lse_ptr, scale_log2, queries_in,
+                            queries_free, NUM_HEADS, BLOCK_N, NUM_STAGES, False,
+                            QUERY_TMA)  # fmt: skip
             if TIME_PROGRAMS:
                 gl.store(times_ptr + 4 + 3 * piece, global_time())
             pieces += 1
@@ -181,8 +181,8 @@ def mla_warp_specialized_loop_kernel(
     q_ptr,
     lat_desc,  # as in mla_warp_specialized_kernel
     rope_desc,
-    q_lat_desc,  # QUERY_TMA: q as rows [batch * qlen * heads, 576], boxes [64, 256]
-    q_rope_desc,  # and [64, 64] (without QUERY_TMA: lat_desc, rope_desc, unused)
+    q_lat_desc,  # QUERY_TMA: q as rows [batch * qlen * heads, 576], boxes [BLOCK_Q, 256]
+    q_rope_desc,  # and [BLOCK_Q, 64] (without QUERY_TMA: lat_desc, rope_desc, unused)
     page_table_ptr,
     seq_lens_ptr,
     partial_o_ptr,  # [ROWS, num_programs + batch, 512] a head block, as mla_balanced_kernel
@@ -198,6 +198,7 @@ def mla_warp_specialized_loop_kernel(
     stride_table_batch,
     NUM_HEADS: gl.constexpr,
     QLEN: gl.constexpr,
+    BLOCK_Q: gl.constexpr,  # query rows a program: 64 (wide tile) or 8-32 (keys as rows)
     PAGE_SIZE: gl.constexpr,
     BLOCK_N: gl.constexpr,
     NUM_STAGES: gl.constexpr,
@@ -213,7 +214,7 @@ def mla_warp_specialized_loop_kernel(
     (tools/program_times.py) records when each program starts and ends, and when its pieces
     do, on the GPU's global timer: which programs a wave waits for, and on what."""
     ROWS: gl.constexpr = QLEN * NUM_HEADS
-    HEAD_BLOCKS: gl.constexpr = (ROWS + BLOCK_M - 1) // BLOCK_M
+    HEAD_BLOCKS: gl.constexpr = (ROWS + BLOCK_Q - 1) // BLOCK_Q
     if RELEASE_MERGE:
         gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [],
                                   dtype=gl.int32, is_pure=False, pack=1)  # fmt: skip
@@ -232,13 +233,14 @@ def mla_warp_specialized_loop_kernel(
     )  # fmt: skip
     if spanned < batch:
         row_layout: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
-        rows = head_block * BLOCK_M + gl.arange(0, BLOCK_M, row_layout)
+        rows = head_block * BLOCK_Q + gl.arange(0, BLOCK_Q, row_layout)
         gl.store(partial_lse_ptr + rows.to(gl.int64) * num_slots + program + spanned,
-                 gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout),
+                 gl.full([BLOCK_Q], float("-inf"), gl.float32, row_layout),
                  mask=rows < ROWS)  # fmt: skip
 
     queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
-                                     q_ptr.dtype.element_ty, BLOCK_N, NUM_STAGES)  # fmt: skip
+                                     q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N,
+                                     NUM_STAGES)  # fmt: skip
     fence_async_shared()  # the initialised barriers, visible to the bulk copies
     gl.thread_barrier()
     share = (lo_p, hi_p, first, last, first_start, first_len)
@@ -248,11 +250,11 @@ def mla_warp_specialized_loop_kernel(
             (attend_pieces, (queries, ring, q_ptr, (stride_q_batch, stride_q_pos, stride_q_head),
                              seq_lens_ptr, piece_ranges_ptr, partial_o_ptr, partial_lse_ptr,
                              scale_log2, batch, max_seq_len, program, num_slots, head_block,
-                             share, times_row, NUM_HEADS, QLEN, BLOCK_N, NUM_STAGES,
+                             share, times_row, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N, NUM_STAGES,
                              PIECE_COST, QUERY_TMA, TIME_PROGRAMS)),
             (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                            page_table_ptr, stride_table_batch, seq_lens_ptr, batch, max_pages,
-                           head_block, share, ROWS, BLOCK_N, NUM_STAGES, PAGE_SIZE,
+                           head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES, PAGE_SIZE,
                            PIECE_COST, QUERY_TMA)),
         ],
         [1],  # the producer: one warp that only issues copies

@@ -1,0 +1,123 @@
+"""The consumers of the warp-specialized MLA stage 1 for narrow head blocks (8 to 32 query
+rows: 12 or 16 heads at qlen 1 or 2) on Hopper: the keys are wgmma's rows.
+
+wgmma's M is 64 rows a warpgroup, so a 64-row tile spends most of its work on padding when a
+head block has 16 rows (the Triton 16-row tile runs mma.sync instead, with the copies and
+the math on the same warps). Here the product is transposed: per block of 64 keys,
+    S^T [64 keys, BLOCK_Q] = K [64, 576] Q^T          (K from the ring, Q^T from shared memory)
+    O^T [512, BLOCK_Q]    += V^T [512, 64] P^T        (V^T: the ring's latent rows, transposed;
+                                                       P^T through a small shared buffer)
+so M is the keys (and the value columns) and N the query rows: one warpgroup of 4 warps does
+4x less wgmma work than the padded 64-row tile, and O^T is 64 registers a thread at 16 rows.
+The softmax reduces over the keys, i.e. across the warpgroup's 4 warps: the maximum once per
+block (through shared memory), the sum kept per key row and reduced once at the end.
+
+Same contract as `attend_key_blocks` (kernels/mla_warp_specialized.py): the same arguments,
+ring, masks and partials, so both kernels (uniform and program loop) take either consumer.
+"""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+from splitkv.kernels.shared_rows import zero_rows_from
+
+LATENT = gl.constexpr(512)
+HALF = gl.constexpr(256)
+
+
+@gluon.jit
+def attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start,
+                             num_blocks, first_key, lo_key, hi_key, seq_len, last_key,
+                             head_block, slot_base, split, num_splits, rows_total, partial_o_ptr,
+                             partial_lse_ptr, scale_log2, queries_in, queries_free,
+                             NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
+                             NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
+                             RELEASE_QUERIES: gl.constexpr):  # fmt: skip
+    """`attend_key_blocks` with the keys as rows: one warpgroup, the head block's BLOCK_Q
+    query rows (q_lo's rows) as wgmma's N."""
+    BLOCK_Q: gl.constexpr = q_lo.shape[0]
+    # One layout for S^T [64, BLOCK_Q] and O^T's halves [256, BLOCK_Q] (4 reps of 64 rows), so
+    # the per-query-row vectors (max, scale) serve both without a conversion.
+    layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_Q, 16]
+    )
+    per_row: gl.constexpr = gl.SliceLayout(0, layout)  # a value per query row
+    per_key: gl.constexpr = gl.SliceLayout(1, layout)  # a value per key (or value column)
+    p_t = gl.allocate_shared_memory(
+        q_lo.dtype, [BLOCK_N, BLOCK_Q],
+        gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_Q], q_lo.dtype),
+    )  # fmt: skip
+    rows = gl.arange(0, BLOCK_Q, per_row)
+    q_pos = (head_block * BLOCK_Q + rows) // NUM_HEADS
+    row_limit = gl.minimum(hi_key, last_key + q_pos + 1)  # keys past it are masked
+    unmasked_end = gl.minimum(hi_key, last_key + 1)  # blocks ending here need no mask
+    key_index = gl.arange(0, BLOCK_N, per_key)
+    m_i = gl.full([BLOCK_Q], float("-inf"), gl.float32, per_row)
+    # The softmax's sums stay per key row until the end: a reduction across the warps a block
+    # would cost a second round through shared memory.
+    l_rows = gl.zeros([BLOCK_N, BLOCK_Q], gl.float32, layout)
+    o_lo = gl.zeros([HALF, BLOCK_Q], gl.float32, layout)
+    o_hi = gl.zeros([HALF, BLOCK_Q], gl.float32, layout)
+    if WAIT_FOR_QUERIES:
+        mbarrier.wait(queries_in, 0)
+    for j in range(num_blocks):
+        ring = ring_start + j
+        stage = ring % NUM_STAGES
+        mbarrier.wait(ready.index(stage), (ring // NUM_STAGES) & 1)
+        block_key = first_key + j * BLOCK_N
+        if block_key + BLOCK_N > seq_len:
+            # Keys past the request's end hold whatever the page holds (NaN, say): weight 0,
+            # but 0 * NaN in P V is NaN, so their value rows become zeros.
+            zero_rows_from(k_lo.index(stage), seq_len - block_key, BLOCK_N)
+            zero_rows_from(k_hi.index(stage), seq_len - block_key, BLOCK_N)
+            fence_async_shared()
+            gl.thread_barrier()
+        scores = gl.zeros([BLOCK_N, BLOCK_Q], gl.float32, layout)
+        scores = warpgroup_mma(k_lo.index(stage), q_lo.permute((1, 0)), scores, is_async=True)
+        scores = warpgroup_mma(k_hi.index(stage), q_hi.permute((1, 0)), scores, is_async=True)
+        scores = warpgroup_mma(k_pe.index(stage), q_pe.permute((1, 0)), scores, is_async=True)
+        scores = warpgroup_mma_wait(num_outstanding=0, deps=(scores,))
+        if RELEASE_QUERIES:  # noqa: SIM102 (a compile-time branch around a run-time one)
+            if j == num_blocks - 1:
+                mbarrier.arrive(queries_free, count=1)
+        scores = scores * scale_log2
+        if (block_key < lo_key) | (block_key + BLOCK_N > unmasked_end):
+            keys = block_key + key_index
+            visible = (keys[:, None] >= lo_key) & (keys[:, None] < row_limit[None, :])
+            scores = gl.where(visible, scores, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(scores, 0))
+        # A row with nothing visible yet keeps m = -inf: subtract 0 there, not -inf (no NaN).
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        p = gl.exp2(scores - m_safe[None, :])
+        alpha = gl.exp2(m_i - m_safe)[None, :]
+        l_rows = l_rows * alpha + p
+        m_i = m_new
+        p_t.store(p.to(q_lo.dtype))
+        fence_async_shared()  # P^T, visible to the wgmma
+        gl.thread_barrier()  # from all four warps
+        o_lo = warpgroup_mma(k_lo.index(stage).permute((1, 0)), p_t, o_lo * alpha, is_async=True)
+        o_hi = warpgroup_mma(k_hi.index(stage).permute((1, 0)), p_t, o_hi * alpha, is_async=True)
+        o_lo, o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi))
+        mbarrier.arrive(empty.index(stage), count=1)
+
+    # The partial: rows that saw no key get out 0 and lse -inf (the merge weighs them 0).
+    l_i = gl.sum(l_rows, 0)
+    row_ok = (head_block * BLOCK_Q + rows < rows_total) & (num_blocks > 0)
+    has_keys = l_i > 0.0
+    lse = gl.where(has_keys, m_i + gl.log2(gl.where(has_keys, l_i, 1.0)), float("-inf"))
+    slots = (slot_base + rows.to(gl.int64)) * num_splits + split
+    gl.store(partial_lse_ptr + slots, lse, mask=row_ok)
+    inv_l = gl.where(has_keys, 1.0 / gl.where(has_keys, l_i, 1.0), 0.0)[None, :]
+    # O^T's column r is row r's output: lanes holding neighbouring value columns write
+    # neighbouring addresses (32-byte runs).
+    offsets = slots[None, :] * LATENT + gl.arange(0, HALF, per_key)[:, None]
+    gl.store(partial_o_ptr + offsets, o_lo * inv_l, mask=row_ok[None, :])
+    gl.store(partial_o_ptr + offsets + HALF, o_hi * inv_l, mask=row_ok[None, :])
