@@ -181,10 +181,10 @@ def gpu_plan(case, heads, qlen, page_size, dtype, **knobs):
 
 # Head counts and query lengths for both consumers: 64-row tiles (128 heads, MTP; 12 x 2 padded
 # by block_h=64) and 8-32 rows with the keys as rows (12 and 16 heads at qlen 1 and 2, 8 heads
-# padded to 16, 12 heads padded to 32 by block_h=32).
+# padded to 16, 12 heads padded to 32 by block_h=32; several narrow head blocks a request).
 SHAPES = [(128, 1, None), (40, 1, None), (16, 4, None), (12, 8, None), (16, 8, None),
           (12, 2, 64), (12, 1, None), (16, 1, None), (8, 1, None), (12, 2, None), (16, 2, None),
-          (12, 1, 32)]  # fmt: skip
+          (12, 1, 32), (12, 4, 32), (40, 1, 16)]  # fmt: skip
 
 
 @pytest.mark.gpu
@@ -277,7 +277,8 @@ def balanced_gpu_plan(case, heads, qlen, page_size, dtype, num_programs=None, bl
 @pytest.mark.gpu
 @pytest.mark.parametrize("heads,qlen,block_h", [(128, 1, None), (40, 1, None), (12, 4, None),
                                                (16, 8, None), (12, 2, 64), (12, 1, None),
-                                               (16, 2, None), (8, 1, None)])  # fmt: skip
+                                               (16, 2, None), (8, 1, None),
+                                               (12, 4, 32)])  # fmt: skip
 @pytest.mark.parametrize("page_size", [8, 64, 256])
 @pytest.mark.parametrize("num_programs", [None, 1, 7, 2000])
 def test_balanced_program_loop_matches_the_reference(heads, qlen, block_h, page_size,

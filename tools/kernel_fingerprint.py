@@ -26,12 +26,15 @@ CONFIGS = [
     (64, 64, 8, 2, False, 1, 128, 0),  # 64-row wgmma tile
     (16, 64, 4, 2, True, 1, 12, 48),  # balanced stage 1
 ]
-# Gluon: (page size, heads, qlen, balanced batch: 0 for the uniform kernel)
+# Gluon: (page size, heads, qlen, balanced batch: 0 for the uniform kernel, rows a program)
 GLUON_CONFIGS = [
-    (64, 128, 1, 0),  # 128 heads, two head blocks
-    (8, 16, 4, 0),  # MTP, one copy per 8-token page
-    (64, 128, 1, 8),  # the program loop, a small batch
-    (64, 12, 4, 48),  # the program loop at MTP
+    (64, 128, 1, 0, 64),  # 128 heads, two head blocks
+    (8, 16, 4, 0, 64),  # MTP, one copy per 8-token page
+    (64, 128, 1, 8, 64),  # the program loop, a small batch
+    (64, 12, 4, 48, 64),  # the program loop at MTP
+    (64, 12, 1, 0, 16),  # keys as rows: 12 heads
+    (16, 12, 2, 0, 32),  # and qlen 2, 16-token pages
+    (64, 16, 1, 48, 16),  # keys as rows, the program loop
 ]
 DEBUG_PREFIXES = (".loc", ".file", "//", "$L__", ".section", ".b8", ".b32", ".b64")
 
@@ -49,9 +52,9 @@ def main() -> None:
         )  # fmt: skip
         name = f"h{heads} rows{block_h} n{block_n} w{warps} s{stages} pf{int(prefetch)}"
         print(f"{name} chains{chains} balanced{batch}: {fingerprint(kernel.asm['ptx'])}")
-    for page_size, heads, qlen, batch in GLUON_CONFIGS:
-        kernel = compile_warp_specialized(page_size, heads, qlen, 90, batch)
-        name = f"gluon h{heads} q{qlen} page{page_size} balanced{batch}"
+    for page_size, heads, qlen, batch, block_q in GLUON_CONFIGS:
+        kernel = compile_warp_specialized(page_size, heads, qlen, 90, batch, block_q=block_q)
+        name = f"gluon h{heads} q{qlen} page{page_size} balanced{batch} rows{block_q}"
         print(f"{name}: {fingerprint(kernel.asm['ptx'])}")
 
 

@@ -27,7 +27,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from splitkv.kernels.shared_rows import zero_rows_from
+from splitkv.kernels.shared_rows import wait_for_key_block
 
 LATENT = gl.constexpr(512)
 HALF = gl.constexpr(256)
@@ -70,16 +70,9 @@ def attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, r
         mbarrier.wait(queries_in, 0)
     for j in range(num_blocks):
         ring = ring_start + j
-        stage = ring % NUM_STAGES
-        mbarrier.wait(ready.index(stage), (ring // NUM_STAGES) & 1)
         block_key = first_key + j * BLOCK_N
-        if block_key + BLOCK_N > seq_len:
-            # Keys past the request's end hold whatever the page holds (NaN, say): weight 0,
-            # but 0 * NaN in P V is NaN, so their value rows become zeros.
-            zero_rows_from(k_lo.index(stage), seq_len - block_key, BLOCK_N)
-            zero_rows_from(k_hi.index(stage), seq_len - block_key, BLOCK_N)
-            fence_async_shared()
-            gl.thread_barrier()
+        stage = wait_for_key_block(k_lo, k_hi, ready, ring, block_key, seq_len, BLOCK_N,
+                                   NUM_STAGES)  # fmt: skip
         scores = gl.zeros([BLOCK_N, BLOCK_Q], gl.float32, layout)
         scores = warpgroup_mma(k_lo.index(stage), q_lo.permute((1, 0)), scores, is_async=True)
         scores = warpgroup_mma(k_hi.index(stage), q_hi.permute((1, 0)), scores, is_async=True)

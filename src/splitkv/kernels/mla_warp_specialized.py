@@ -33,7 +33,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from splitkv.kernels.mla_keys_as_rows import attend_key_blocks_narrow
-from splitkv.kernels.shared_rows import zero_rows_from
+from splitkv.kernels.shared_rows import wait_for_key_block
 from splitkv.kernels.split_range import clamped_seq_len, keys_per_split, split_and_request
 
 LATENT = gl.constexpr(512)
@@ -198,16 +198,9 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
         mbarrier.wait(queries_in, 0)
     for j in range(num_blocks):
         ring = ring_start + j
-        stage = ring % NUM_STAGES
-        mbarrier.wait(ready.index(stage), (ring // NUM_STAGES) & 1)
         block_key = first_key + j * BLOCK_N
-        if block_key + BLOCK_N > seq_len:
-            # Rows past the request's end hold whatever the page holds (NaN, say): a masked
-            # score gives them weight 0, but 0 * NaN in P V is NaN, so they become zeros.
-            zero_rows_from(k_lo.index(stage), seq_len - block_key, BLOCK_N)
-            zero_rows_from(k_hi.index(stage), seq_len - block_key, BLOCK_N)
-            fence_async_shared()  # the zeros, visible to the wgmma (the async proxy)
-            gl.thread_barrier()  # of this partition's warps: all rows zeroed before any reads
+        stage = wait_for_key_block(k_lo, k_hi, ready, ring, block_key, seq_len, BLOCK_N,
+                                   NUM_STAGES)  # fmt: skip
         scores = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
         scores = warpgroup_mma(q_lo, k_lo.index(stage).permute((1, 0)), scores, is_async=True)
         scores = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), scores, is_async=True)
