@@ -90,9 +90,11 @@ def main() -> None:
             check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
             splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=walk)
     # The balanced program loop on the warp-specialized Gluon kernels (Hopper): 64-row tiles,
-    # and 16 and 32 rows with the keys as rows.
+    # and 16, 32 and (opt-in) 64 rows with the keys as rows.
     if torch.cuda.get_device_capability()[0] == 9:
-        for heads, qlen, page_size in ((128, 1, 8), (16, 4, 64), (12, 1, 16), (12, 2, 64)):
+        for heads, qlen, page_size, keys_as_rows in ((128, 1, 8, None), (16, 4, 64, None),
+                                                     (12, 1, 16, None), (12, 2, 64, None),
+                                                     (12, 4, 16, True)):  # fmt: skip
             wide = random_mla_case([n and max(n, qlen) for n in lengths], heads, qlen=qlen,
                                    page_size=page_size, dtype=torch.bfloat16,
                                    device=dev)  # fmt: skip
@@ -100,6 +102,7 @@ def main() -> None:
                 loop = splitkv.plan_decode(
                     len(lengths), 4160, heads, qlen=qlen, page_size=page_size, device=dev,
                     schedule="balanced", num_programs=programs, warp_specialized=True,
+                    keys_as_rows=keys_as_rows,
                 )  # fmt: skip
                 out, lse = splitkv.mla_decode(*wide.args, plan=loop, validate=True)
                 check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))

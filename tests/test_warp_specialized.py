@@ -110,6 +110,20 @@ def test_block_h_pads_17_to_32_rows_to_the_64_row_tile():
     assert planned(128, 1, block_h=32).num_head_blocks == 4
 
 
+def test_keys_as_rows_always_below_64_rows_and_opt_in_at_64():
+    assert planned(12).keys_as_rows and planned(16, 2).keys_as_rows
+    assert not planned(128).keys_as_rows and not planned(12, 4).keys_as_rows
+    wide = planned(12, 4, keys_as_rows=True)
+    assert wide.keys_as_rows and wide.block_h == 64 and wide.split_num_warps == 8
+    assert not planned(12, warp_specialized=False).keys_as_rows  # the Triton tile
+    with pytest.raises(ValueError, match="keys_as_rows: needs the warp-specialized kernel"):
+        planned(128, warp_specialized=False, keys_as_rows=True)
+    with pytest.raises(ValueError, match="keys_as_rows: a 16-row head block needs it"):
+        planned(12, keys_as_rows=False)
+    with pytest.raises(TypeError, match="keys_as_rows: expected a bool"):
+        planned(128, keys_as_rows=1)
+
+
 @pytest.mark.parametrize(
     "knobs,error",
     [
@@ -194,6 +208,27 @@ def test_matches_the_reference(heads, qlen, block_h, page_size):
     case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, page_size=page_size,
                            dtype=torch.bfloat16, device="cuda")  # fmt: skip
     check(case, gpu_plan(case, heads, qlen, page_size, torch.bfloat16, block_h=block_h))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,qlen", [(12, 4), (16, 4), (16, 8), (128, 1)])
+@pytest.mark.parametrize("page_size", [8, 64])
+@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
+def test_keys_as_rows_on_64_row_blocks(heads, qlen, page_size, schedule):
+    # The opt-in: two warpgroups of 32 query rows each on one ring, uniform and program loop.
+    lengths = lengths_for(qlen) if schedule == "uniform" else lengths_for_ragged(qlen)
+    case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size,
+                           dtype=torch.bfloat16, device="cuda")  # fmt: skip
+    batch, columns = case.page_table.shape
+    programs = 7 if schedule == "balanced" else None
+    plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen,
+                               page_size=page_size, dtype=torch.bfloat16, device="cuda",
+                               schedule=schedule, num_programs=programs, warp_specialized=True,
+                               keys_as_rows=True)  # fmt: skip
+    assert plan.keys_as_rows and plan.block_h == 64
+    plan.workspace.partial_o.fill_(float("nan"))
+    plan.workspace.partial_lse.fill_(float("nan"))
+    check(case, plan)
 
 
 @pytest.mark.gpu

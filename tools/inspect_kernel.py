@@ -88,7 +88,7 @@ def compile_split(
 
 def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
                              balanced_batch: int = 0, bf16_partials: bool = False,
-                             block_q: int = 64):  # fmt: skip
+                             block_q: int = 64, keys_as_rows: bool | None = None):  # fmt: skip
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
     builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
     program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many."""
@@ -110,7 +110,10 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     for name in ("batch", "max_pages", "num_splits", "stride_q_batch", "stride_q_pos",
                  "stride_q_head", "stride_table_batch"):  # fmt: skip
         signature[name] = "i32"
-    constants = {"NUM_HEADS": heads, "QLEN": qlen, "BLOCK_Q": block_q, "PAGE_SIZE": page_size,
+    if keys_as_rows is None:
+        keys_as_rows = block_q < ws.BLOCK_H
+    constants = {"NUM_HEADS": heads, "QLEN": qlen, "BLOCK_Q": block_q,
+                 "KEYS_AS_ROWS": keys_as_rows, "PAGE_SIZE": page_size,
                  "BLOCK_N": ws.BLOCK_N, "NUM_STAGES": ws.NUM_STAGES, "SPLIT_MAJOR": True,
                  "HAS_KEY_START": False, "RELEASE_MERGE": True}  # fmt: skip
     # The queries by bulk copies too, as for a contiguous q.
@@ -196,13 +199,18 @@ def main() -> None:
         default=64,
         help="--warp-specialized: rows a program (16, 32: keys as rows)",
     )
+    parser.add_argument(
+        "--keys-as-rows",
+        action="store_true",
+        help="--warp-specialized --block-q 64: the keys as wgmma's rows",
+    )
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
     if args.warp_specialized:
         kernel = compile_warp_specialized(args.page_size, args.heads, args.qlen, args.arch,
                                           args.balanced_batch, args.bf16_partials,
-                                          args.block_q)  # fmt: skip
+                                          args.block_q, args.keys_as_rows or None)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
                **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg")}  # fmt: skip
         print(json.dumps(row) if args.json else row)

@@ -173,7 +173,12 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         (
             "--warp-specialized",
             "MLA on Hopper: stage 1 on the warp-specialized Gluon kernel "
-            "(default: 64-row tiles, wherever it can run; 16-32 rows opt-in)",
+            "(default: wherever it can run)",
+        ),
+        (
+            "--keys-as-rows",
+            "with the Gluon kernel: the keys as wgmma's rows (always for 16-32-row tiles; "
+            "64-row ones opt-in)",
         ),
         (
             "--dependent-launch",
@@ -303,6 +308,7 @@ def _trials(args: argparse.Namespace) -> list:
             "kv_tma",
             "program_loop",
             "warp_specialized",
+            "keys_as_rows",
             "dependent_launch",
             "schedule",
             "num_programs",
@@ -473,6 +479,7 @@ def _print_plan(plan) -> None:
         "program_loop",
         "piece_cost",
         "warp_specialized",
+        "keys_as_rows",
         "merge_block_s",
         "merge_d_split",
         "merge_num_warps",

@@ -111,6 +111,7 @@ class DecodePlan:
     program_loop: bool
     piece_cost: int
     warp_specialized: bool
+    keys_as_rows: bool
     dependent_launch: bool
     merge_block_s: int
     merge_d_split: int
@@ -159,6 +160,7 @@ def plan_decode(
     program_loop: bool | None = None,
     piece_cost: int | None = None,
     warp_specialized: bool | None = None,
+    keys_as_rows: bool | None = None,
     dependent_launch: bool | None = None,
     partial_dtype: torch.dtype = torch.float32,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
@@ -244,6 +246,11 @@ def plan_decode(
             12 heads 327k x 8, ragged 127.9 -> 116.1 us (v0.2.9a). The 16-32-row kernel holds
             one program per SM: its default splits fill waves of one per SM, its default
             program loop is one wave.
+        keys_as_rows: with warp_specialized: attend with the keys as wgmma's rows (S^T = K Q^T,
+            O^T += V^T P^T; the query rows split between the consumer warpgroups). Always for
+            16- and 32-row head blocks; for 64-row ones an opt-in beside the default wide tile
+            (two warpgroups of 32 query rows on one ring, no padding work at 48 rows: MTP qlen
+            4 at 12 heads; unmeasured).
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         partial_dtype: torch.float32 (default) or torch.bfloat16: the normalised partial
@@ -563,6 +570,7 @@ def plan_decode(
         program_loop=program_loop,
         piece_cost=piece_cost,
         warp_specialized=warp_specialized,
+        keys_as_rows=_keys_as_rows(keys_as_rows, warp_specialized, block_h),
         dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,
@@ -584,6 +592,19 @@ def program_keys_for(balanced, total_keys, max_seq_len, num_programs, num_splits
     if balanced:
         return -(-total_keys // num_programs)
     return -(-max_seq_len // num_splits)
+
+
+def _keys_as_rows(requested: bool | None, warp_specialized: bool, block_h: int) -> bool:
+    """The plan's `keys_as_rows`: as requested where the Gluon kernel runs, else whether the
+    head block is narrower than wgmma's 64 rows (the only way such a block runs there)."""
+    if requested is not None and not isinstance(requested, bool):
+        raise TypeError(f"keys_as_rows: expected a bool, got {type(requested).__name__}")
+    narrow = block_h in ws.NARROW_BLOCK_H
+    if requested and not warp_specialized:
+        raise ValueError("keys_as_rows: needs the warp-specialized kernel (warp_specialized)")
+    if requested is False and warp_specialized and narrow:
+        raise ValueError(f"keys_as_rows: a {block_h}-row head block needs it (wgmma's M is 64)")
+    return warp_specialized and (narrow or bool(requested))
 
 
 def _block_h(requested: int | None, kind: str, group_rows: int, spec: DeviceSpec) -> int:

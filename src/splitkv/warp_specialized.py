@@ -13,9 +13,9 @@ from splitkv.checks import rows_describable
 # What the kernel is built for (absorbed MLA on Hopper's wgmma).
 HEAD_DIM_QK, HEAD_DIM_V = 576, 512
 BLOCK_H, BLOCK_N, NUM_STAGES, NUM_WARPS = 64, 64, 2, 8
-# Head blocks of 8-32 rows run with the keys as wgmma's rows (kernels/mla_keys_as_rows.py): one
-# consumer warpgroup.
-NARROW_BLOCK_H, NARROW_NUM_WARPS = (8, 16, 32), 4
+# Head blocks of 16-32 rows run with the keys as wgmma's rows (kernels/mla_keys_as_rows.py), on
+# one consumer warpgroup; 64-row ones may (`keys_as_rows`), on two.
+NARROW_BLOCK_H, NARROW_NUM_WARPS = (16, 32), 4
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
@@ -151,6 +151,7 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         NUM_HEADS=num_heads,
         QLEN=qlen,
         BLOCK_Q=plan.block_h,
+        KEYS_AS_ROWS=plan.keys_as_rows,
         PAGE_SIZE=page_size,
         BLOCK_N=BLOCK_N,
         NUM_STAGES=NUM_STAGES,
@@ -194,6 +195,7 @@ def launch_program_loop(
         NUM_HEADS=num_heads,
         QLEN=qlen,
         BLOCK_Q=plan.block_h,
+        KEYS_AS_ROWS=plan.keys_as_rows,
         PAGE_SIZE=page_size,
         BLOCK_N=BLOCK_N,
         NUM_STAGES=NUM_STAGES,

@@ -41,13 +41,16 @@ def attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, r
                              NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
                              NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
                              RELEASE_QUERIES: gl.constexpr):  # fmt: skip
-    """`attend_key_blocks` with the keys as rows: one warpgroup, the head block's BLOCK_Q
-    query rows (q_lo's rows) as wgmma's N."""
+    """`attend_key_blocks` with the keys as rows: the head block's BLOCK_Q query rows (q_lo's
+    rows) as wgmma's N, split between the partition's warpgroups (one for 16-32 rows; two for
+    64, each then attending its own 32 rows to the same ring: the softmax reduces over keys,
+    which stay inside a warpgroup, so the two never exchange anything)."""
     BLOCK_Q: gl.constexpr = q_lo.shape[0]
+    GROUPS: gl.constexpr = gl.num_warps() // 4
     # One layout for S^T [64, BLOCK_Q] and O^T's halves [256, BLOCK_Q] (4 reps of 64 rows), so
     # the per-query-row vectors (max, scale) serve both without a conversion.
     layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_Q, 16]
+        version=[3, 0], warps_per_cta=[4, GROUPS], instr_shape=[16, BLOCK_Q // GROUPS, 16]
     )
     per_row: gl.constexpr = gl.SliceLayout(0, layout)  # a value per query row
     per_key: gl.constexpr = gl.SliceLayout(1, layout)  # a value per key (or value column)

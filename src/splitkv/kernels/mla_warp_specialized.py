@@ -248,11 +248,11 @@ def attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start
                     num_splits, rows_total, partial_o_ptr, partial_lse_ptr, scale_log2,
                     queries_in, queries_free, NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
                     NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
-                    RELEASE_QUERIES: gl.constexpr):  # fmt: skip
-    """The consumers for the query buffers' rows: `attend_key_blocks` for a 64-row head block,
-    `attend_key_blocks_narrow` (keys as rows) for 8-32. (Gluon cannot bind a function to a
-    name at compile time, so the choice is this branch.)"""
-    if q_lo.shape[0] < BLOCK_M:
+                    RELEASE_QUERIES: gl.constexpr, KEYS_AS_ROWS: gl.constexpr):  # fmt: skip
+    """The consumers: `attend_key_blocks_narrow` (keys as wgmma's rows; always for head blocks
+    under 64 rows) or `attend_key_blocks` (query rows as wgmma's rows, 64-row head blocks).
+    (Gluon cannot bind a function to a name at compile time, so the choice is this branch.)"""
+    if KEYS_AS_ROWS:
         attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start,
                                  num_blocks, first_key, lo_key, hi_key, seq_len, last_key,
                                  head_block, slot_base, split, num_splits, rows_total,
@@ -307,7 +307,8 @@ def mla_warp_specialized_kernel(
     stride_table_batch,
     NUM_HEADS: gl.constexpr,
     QLEN: gl.constexpr,
-    BLOCK_Q: gl.constexpr,  # query rows a program: 64 (wide tile) or 8-32 (keys as rows)
+    BLOCK_Q: gl.constexpr,  # query rows a program: 16, 32 or 64
+    KEYS_AS_ROWS: gl.constexpr,  # the keys as wgmma's rows (kernels/mla_keys_as_rows.py)
     PAGE_SIZE: gl.constexpr,
     BLOCK_N: gl.constexpr,
     NUM_STAGES: gl.constexpr,
@@ -319,8 +320,7 @@ def mla_warp_specialized_kernel(
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
     from the request's first key), the keys of a key_starts request before it masked rather
-    than skipped by a partial copy. BLOCK_Q < 64 attends with the keys as wgmma's rows
-    (kernels/mla_keys_as_rows.py)."""
+    than skipped by a partial copy."""
     ROWS: gl.constexpr = QLEN * NUM_HEADS
     HEAD_BLOCKS: gl.constexpr = (ROWS + BLOCK_Q - 1) // BLOCK_Q
     if RELEASE_MERGE:
@@ -366,7 +366,8 @@ def mla_warp_specialized_kernel(
                                  num_blocks, first_key, lo_key, hi_key, seq_len, seq_len - QLEN,
                                  head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
                                  partial_lse_ptr, scale_log2, queries_in, queries_free,
-                                 NUM_HEADS, BLOCK_N, NUM_STAGES, QUERY_TMA, False)),
+                                 NUM_HEADS, BLOCK_N, NUM_STAGES, QUERY_TMA, False,
+                                 KEYS_AS_ROWS)),
             (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                           table_row, max_pages, first_key, num_blocks,
                           request * ROWS + head_block * BLOCK_Q, BLOCK_N, NUM_STAGES, PAGE_SIZE,

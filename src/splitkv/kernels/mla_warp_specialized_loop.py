@@ -129,7 +129,7 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                   share, times_ptr, NUM_HEADS: gl.constexpr, QLEN: gl.constexpr,
                   BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                   PIECE_COST: gl.constexpr, QUERY_TMA: gl.constexpr,
-                  TIME_PROGRAMS: gl.constexpr):  # fmt: skip
+                  TIME_PROGRAMS: gl.constexpr, KEYS_AS_ROWS: gl.constexpr):  # fmt: skip
     """Consumers: each piece's queries, attention and partial, in the producer's order.
     TIME_PROGRAMS: the time each of the first pieces starts, has its queries, and ends."""
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
@@ -168,7 +168,7 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                             head_block, head_block * BLOCK_Q, program + request, num_slots,
                             ROWS, partial_o_ptr, partial_lse_ptr, scale_log2, queries_in,
                             queries_free, NUM_HEADS, BLOCK_N, NUM_STAGES, False,
-                            QUERY_TMA)  # fmt: skip
+                            QUERY_TMA, KEYS_AS_ROWS)  # fmt: skip
             if TIME_PROGRAMS:
                 gl.store(times_ptr + 4 + 3 * piece, global_time())
             pieces += 1
@@ -198,7 +198,8 @@ def mla_warp_specialized_loop_kernel(
     stride_table_batch,
     NUM_HEADS: gl.constexpr,
     QLEN: gl.constexpr,
-    BLOCK_Q: gl.constexpr,  # query rows a program: 64 (wide tile) or 8-32 (keys as rows)
+    BLOCK_Q: gl.constexpr,  # query rows a program: 16, 32 or 64
+    KEYS_AS_ROWS: gl.constexpr,  # the keys as wgmma's rows (kernels/mla_keys_as_rows.py)
     PAGE_SIZE: gl.constexpr,
     BLOCK_N: gl.constexpr,
     NUM_STAGES: gl.constexpr,
@@ -251,7 +252,7 @@ def mla_warp_specialized_loop_kernel(
                              seq_lens_ptr, piece_ranges_ptr, partial_o_ptr, partial_lse_ptr,
                              scale_log2, batch, max_seq_len, program, num_slots, head_block,
                              share, times_row, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N, NUM_STAGES,
-                             PIECE_COST, QUERY_TMA, TIME_PROGRAMS)),
+                             PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS)),
             (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                            page_table_ptr, stride_table_batch, seq_lens_ptr, batch, max_pages,
                            head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES, PAGE_SIZE,
