@@ -116,6 +116,10 @@ def test_keys_as_rows_always_below_64_rows_and_opt_in_at_64():
     wide = planned(12, 4, keys_as_rows=True)
     assert wide.keys_as_rows and wide.block_h == 64 and wide.split_num_warps == 8
     assert not planned(12, warp_specialized=False).keys_as_rows  # the Triton tile
+    # Asking for it asks for the Gluon kernel, even where its default would not take the plan.
+    short = splitkv.plan_decode(1, 8192, 16, qlen=4, num_splits=128, keys_as_rows=True,
+                                device="meta", device_spec=H200)  # fmt: skip
+    assert short.warp_specialized and short.keys_as_rows
     with pytest.raises(ValueError, match="keys_as_rows: needs the warp-specialized kernel"):
         planned(128, warp_specialized=False, keys_as_rows=True)
     with pytest.raises(ValueError, match="keys_as_rows: a 16-row head block needs it"):

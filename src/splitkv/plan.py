@@ -250,7 +250,7 @@ def plan_decode(
             O^T += V^T P^T; the query rows split between the consumer warpgroups). Always for
             16- and 32-row head blocks; for 64-row ones an opt-in beside the default wide tile
             (two warpgroups of 32 query rows on one ring, no padding work at 48 rows: MTP qlen
-            4 at 12 heads; unmeasured).
+            4 at 12 heads; unmeasured). True asks for the Gluon kernel too.
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         partial_dtype: torch.float32 (default) or torch.bfloat16: the normalised partial
@@ -357,6 +357,10 @@ def plan_decode(
                 spec.tunables.balanced_cost,
             )
     balanced = schedule == "balanced"
+    if keys_as_rows is not None and not isinstance(keys_as_rows, bool):
+        raise TypeError(f"keys_as_rows: expected a bool, got {type(keys_as_rows).__name__}")
+    if keys_as_rows and warp_specialized is None:
+        warp_specialized = True  # the keys as rows run only on the Gluon kernel
     pinned = (block_n, num_warps, num_stages, kv_tma, page_prefetch, latent_chains)
     gluon_config = {
         "kind": kind,
@@ -421,6 +425,7 @@ def plan_decode(
             ws_splits = min(ws_splits, one_per_sm)
         if default_grid and program_loop:
             num_programs = max(1, spec.compute_units // (num_kv_heads * num_head_blocks))
+    keys_as_rows = _keys_as_rows(keys_as_rows, warp_specialized, block_h)
     piece_cost = _piece_cost(piece_cost, program_loop)
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
@@ -570,7 +575,7 @@ def plan_decode(
         program_loop=program_loop,
         piece_cost=piece_cost,
         warp_specialized=warp_specialized,
-        keys_as_rows=_keys_as_rows(keys_as_rows, warp_specialized, block_h),
+        keys_as_rows=keys_as_rows,
         dependent_launch=bool(dependent_launch),
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,
@@ -597,8 +602,6 @@ def program_keys_for(balanced, total_keys, max_seq_len, num_programs, num_splits
 def _keys_as_rows(requested: bool | None, warp_specialized: bool, block_h: int) -> bool:
     """The plan's `keys_as_rows`: as requested where the Gluon kernel runs, else whether the
     head block is narrower than wgmma's 64 rows (the only way such a block runs there)."""
-    if requested is not None and not isinstance(requested, bool):
-        raise TypeError(f"keys_as_rows: expected a bool, got {type(requested).__name__}")
     narrow = block_h in ws.NARROW_BLOCK_H
     if requested and not warp_specialized:
         raise ValueError("keys_as_rows: needs the warp-specialized kernel (warp_specialized)")

@@ -3,6 +3,9 @@
 `splitkv tune` (on a GPU) times every power-of-two split count at each shape, then
 `fit_tunables` searches the fill rule's constants for the set whose choices come closest to the
 best measured count at every shape, and `save_tuned` writes them where `DeviceSpec` finds them.
+A set's choice at a shape is the plan's own default (`default_splits`), so the rules the plan
+layers on the fill rule (the Gluon kernels' one program per SM, their partial-bytes cap) are
+scored as they run.
 The fit is plain Python over the sweep's rows, so it is tested without a GPU.
 """
 
@@ -16,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from splitkv.device import TUNED_DIR, DeviceSpec, PartitionTunables
-from splitkv.partition import num_partitions
+from splitkv.plan import plan_decode
 
 SWEEP_SPLITS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 CANDIDATES = {  # MLA: the fill rule's constants
@@ -76,13 +79,22 @@ class Fit:
     per_shape: list[dict]
 
 
+def default_splits(spec: DeviceSpec, shape: ShapeKey) -> int:
+    """The split count `plan_decode` picks for a uniform shape on `spec`, by all of its rules
+    (the fill rule, and where the Gluon kernels take the plan their one program per SM and
+    their partial-bytes cap), which is what a sweep's default rows ran."""
+    kind, heads, kv_heads, context, batch, qlen, head_dim = shape
+    knobs = {"kind": "gqa", "num_kv_heads": kv_heads, "head_dim": head_dim} if kind == "gqa" else {}
+    plan = plan_decode(batch, context, heads, qlen=qlen, schedule="uniform", device="meta",
+                       device_spec=spec, **knobs)  # fmt: skip
+    return plan.num_splits
+
+
 def evaluate(times: dict[ShapeKey, dict[int, float]], spec: DeviceSpec) -> Fit:
     per_shape = []
-    for (kind, heads, kv_heads, context, batch, qlen, head_dim), measured in sorted(times.items()):
-        if kind == "mla":
-            chosen = num_partitions(batch, context, heads * qlen, spec, is_mla=True)
-        else:
-            chosen = num_partitions(batch, context, kv_heads, spec, is_mla=False, head_dim=head_dim)
+    for shape, measured in sorted(times.items()):
+        kind, heads, kv_heads, context, batch, qlen, head_dim = shape
+        chosen = default_splits(spec, shape)
         best_splits = min(measured, key=measured.get)
         slowdown = time_at(measured, chosen) / measured[best_splits]
         per_shape.append(

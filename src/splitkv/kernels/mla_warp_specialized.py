@@ -1,8 +1,9 @@
-"""Stage 1 of MLA decode for 64-row tiles on Hopper (sm_90), warp-specialized in Gluon: the
-uniform-split kernel of `mla_split.py`, rebuilt so the copies and the math run on different
-warps (the `warp_specialized` plan; measured against the Triton tile in docs/perf.md).
+"""Stage 1 of MLA decode on Hopper (sm_90), warp-specialized in Gluon: the uniform-split
+kernel of `mla_split.py`, rebuilt so the copies and the math run on different warps (the
+`warp_specialized` plan; measured against the Triton tile in docs/perf.md).
 
-One program attends one head block of 64 query rows of one request to one key split, and
+One program attends one head block of BLOCK_Q query rows (16, 32 or 64) of one request to one
+key split, and
 writes the same partials as `mla_split_kernel` (so the merge is the same):
     partial_o   [batch, qlen * heads, num_splits, 512] the plan's partial_dtype, normalised
     partial_lse [batch, qlen * heads, num_splits]      float32, base 2
@@ -11,9 +12,12 @@ writes the same partials as `mla_split_kernel` (so the merge is the same):
   the keys through the request's page-table row into a ring of NUM_STAGES shared-memory
   buffers guarded by mbarriers (the hardware bounds-checks every copy: a corrupt page id reads
   zeros, never outside the pool);
-- the default partition, two warpgroups that split the columns of S and of O, runs
-  S = Q K^T and O += P V as wgmma with K and V straight from those buffers, the online softmax
-  in registers between them, and releases each buffer when its last wgmma has read it.
+- the default partition runs the attention as wgmma with K and V straight from those buffers,
+  the online softmax in registers between them, and releases each buffer when its last wgmma
+  has read it: for 64-row head blocks two warpgroups that split the columns of S = Q K^T and
+  of O += P V (`attend_key_blocks`, here); with the keys as wgmma's rows, S^T = K Q^T and
+  O^T += V^T P^T on one warpgroup per 16-32 query rows (`kernels/mla_keys_as_rows.py`: always
+  below 64 rows, where a 64-row tile would be mostly padding).
 Why it is faster than the Triton tile: there the same warps issue the loads, wait for them and
 do the math, so each block's copy latency and softmax sit between its matrix multiplies.
 

@@ -1,5 +1,5 @@
-"""Stage 1 of MLA decode on the balanced schedule (kernels/balanced.py) for 64-row tiles on
-Hopper: the warp-specialized kernel of `mla_warp_specialized.py` as a program loop. One
+"""Stage 1 of MLA decode on the balanced schedule (kernels/balanced.py) on Hopper: the
+warp-specialized kernel of `mla_warp_specialized.py` (either consumer) as a program loop. One
 program per (schedule program, head block) streams the program's share of the batch, however
 many requests it crosses. The shares are cut in units of key blocks, each request counting
 PIECE_COST units beside its blocks for what a piece costs on its own (`balanced.request_units`,
