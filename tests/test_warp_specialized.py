@@ -266,16 +266,22 @@ def test_a_pool_that_cannot_be_described_falls_back_to_the_triton_tile():
     check_against_reference(out, lse, ref_out, ref_lse)
 
 
+def strided_query_args(case):
+    """The case's arguments with q as a view whose rows are 640 elements apart (NaN between
+    them): q's rows cannot be described for bulk copies."""
+    wide = torch.full((*case.q.shape[:3], 640), float("nan"), dtype=case.q.dtype,
+                      device=case.q.device)  # fmt: skip
+    wide[..., :576] = case.q
+    return (wide[..., :576], case.kv_cache, case.page_table, case.seq_lens)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("heads,qlen", [(16, 8), (12, 1)])
 def test_strided_queries_load_through_registers(heads, qlen):
     # q a view with rows 640 elements apart: no bulk copies of it, the consumers load the rows.
     case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, dtype=torch.bfloat16,
                            device="cuda")  # fmt: skip
-    wide = torch.full((*case.q.shape[:3], 640), float("nan"), dtype=torch.bfloat16,
-                      device="cuda")  # fmt: skip
-    wide[..., :576] = case.q
-    args = (wide[..., :576], case.kv_cache, case.page_table, case.seq_lens)
+    args = strided_query_args(case)
     out, lse = splitkv.mla_decode(*args, plan=gpu_plan(case, heads, qlen, 64, torch.bfloat16))
     check_against_reference(out, lse, *splitkv.reference.mla_decode(*args))
 
@@ -347,10 +353,7 @@ def test_balanced_program_loop_strided_queries(heads, qlen):
     # q a view with rows 640 elements apart: no bulk copies of it, the consumers load the rows.
     case = random_mla_case(lengths_for_ragged(qlen), heads, qlen=qlen, dtype=torch.bfloat16,
                            device="cuda")  # fmt: skip
-    wide = torch.full((*case.q.shape[:3], 640), float("nan"), dtype=torch.bfloat16,
-                      device="cuda")  # fmt: skip
-    wide[..., :576] = case.q
-    args = (wide[..., :576], case.kv_cache, case.page_table, case.seq_lens)
+    args = strided_query_args(case)
     plan = balanced_gpu_plan(case, heads, qlen, 64, torch.bfloat16, num_programs=7)
     out, lse = splitkv.mla_decode(*args, plan=plan, validate=True)
     check_against_reference(out, lse, *splitkv.reference.mla_decode(*args))

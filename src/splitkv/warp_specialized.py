@@ -116,6 +116,23 @@ def row_descriptors(tensor: torch.Tensor, shape: list, strides: list, rows: int)
     return described([rows, HEAD_DIM_V // 2]), described([rows, HEAD_DIM_QK - HEAD_DIM_V])
 
 
+def tile_constants(plan, q, page_size, query_descriptors) -> dict:
+    """The compile-time arguments both Gluon kernels (uniform and program loop) take alike:
+    the rows, the tile, the consumer, the query copies, the merge's early launch, the warps."""
+    return {
+        "NUM_HEADS": q.shape[2],
+        "QLEN": q.shape[1],
+        "BLOCK_Q": plan.block_h,
+        "KEYS_AS_ROWS": plan.keys_as_rows,
+        "PAGE_SIZE": page_size,
+        "BLOCK_N": BLOCK_N,
+        "NUM_STAGES": NUM_STAGES,
+        "QUERY_TMA": query_descriptors is not None,
+        "RELEASE_MERGE": plan.dependent_launch,
+        "num_warps": num_warps_for(plan.block_h),
+    }
+
+
 def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, scale_log2):
     """Stage 1 of `mla_decode` on the warp-specialized kernel, its partials in the plan's
     workspace as `mla_split_kernel` (or, balanced, `mla_balanced_kernel`) leaves them.
@@ -128,7 +145,7 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
     if plan.schedule == "balanced":
         launch_program_loop(plan, q, descriptors, page_size, page_table, seq_lens, scale_log2)
         return True
-    batch, qlen, num_heads = q.shape[:3]
+    batch = q.shape[0]
     query_descriptors = query_row_descriptors(q, plan.block_h)
     grid = plan.num_splits * batch * plan.num_head_blocks
     mla_warp_specialized_kernel[(grid,)](
@@ -148,18 +165,9 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         q.stride(1),
         q.stride(2),
         page_table.stride(0),
-        NUM_HEADS=num_heads,
-        QLEN=qlen,
-        BLOCK_Q=plan.block_h,
-        KEYS_AS_ROWS=plan.keys_as_rows,
-        PAGE_SIZE=page_size,
-        BLOCK_N=BLOCK_N,
-        NUM_STAGES=NUM_STAGES,
         SPLIT_MAJOR=plan.grid_order == "split_major",
         HAS_KEY_START=key_starts is not None,
-        QUERY_TMA=query_descriptors is not None,
-        RELEASE_MERGE=plan.dependent_launch,
-        num_warps=num_warps_for(plan.block_h),
+        **tile_constants(plan, q, page_size, query_descriptors),
     )
     return True
 
@@ -173,7 +181,7 @@ def launch_program_loop(
     (tools/program_times.py)."""
     from splitkv.kernels.mla_warp_specialized_loop import mla_warp_specialized_loop_kernel
 
-    batch, qlen, num_heads = q.shape[:3]
+    batch = q.shape[0]
     query_descriptors = query_row_descriptors(q, plan.block_h)
     mla_warp_specialized_loop_kernel[(plan.num_programs * plan.num_head_blocks,)](
         q,
@@ -192,18 +200,9 @@ def launch_program_loop(
         q.stride(1),
         q.stride(2),
         page_table.stride(0),
-        NUM_HEADS=num_heads,
-        QLEN=qlen,
-        BLOCK_Q=plan.block_h,
-        KEYS_AS_ROWS=plan.keys_as_rows,
-        PAGE_SIZE=page_size,
-        BLOCK_N=BLOCK_N,
-        NUM_STAGES=NUM_STAGES,
         BLOCK_B=max(plan.block_b, MIN_BLOCK_B),
         PIECE_COST=plan.piece_cost,
-        QUERY_TMA=query_descriptors is not None,
-        RELEASE_MERGE=plan.dependent_launch,
         program_times_ptr=program_times,
         TIME_PROGRAMS=program_times is not None,
-        num_warps=num_warps_for(plan.block_h),
+        **tile_constants(plan, q, page_size, query_descriptors),
     )
