@@ -388,7 +388,13 @@ def test_auto_schedule_follows_the_lengths():
             len(lengths), max(lengths), 12, device="meta", device_spec=H200, seq_lens=lengths, **kw
         )
 
-    assert plan([327600] * 8).schedule == "uniform"
+    # Equal lengths: uniform splits on the Triton tiles and for short requests; on Hopper's
+    # keys-as-rows kernel a batch of long requests takes the program loop (all 132 SMs).
+    assert plan([327600] * 8, warp_specialized=False).schedule == "uniform"
+    assert plan([8192] * 8).schedule == "uniform"
+    assert plan([327600]).schedule == "uniform"
+    looped = plan([327600] * 8)
+    assert (looped.schedule, looped.program_loop, looped.num_programs) == ("balanced", True, 132)
     assert plan([327600, *range(1, 4096, 88)][:48]).schedule == "balanced"
     assert plan([1, 63, 64, 65, 4096, 4097, 65536, 327600]).schedule == "balanced"
     assert plan([327600] + [64] * 7, schedule="uniform").schedule == "uniform"
@@ -396,8 +402,10 @@ def test_auto_schedule_follows_the_lengths():
         4, 327600, 12, device="meta", device_spec=H200, seq_lens=torch.tensor([327600, 64, 64, 64])
     )
     assert hinted.schedule == "balanced"
-    no_hint = splitkv.plan_decode(8, 327600, 12, device="meta", device_spec=H200)
+    no_hint = splitkv.plan_decode(8, 8192, 12, device="meta", device_spec=H200)
     assert no_hint.schedule == "uniform"  # without lengths: nothing to balance
+    long_bound = splitkv.plan_decode(8, 327600, 12, device="meta", device_spec=H200)
+    assert long_bound.schedule == "balanced"  # the long-batch rule reads the bound
     # Equal lengths stay uniform even where the model's wave term favours balanced: one
     # 32k-token GQA request took 36 us balanced (1,056 programs for 512 blocks).
     one = splitkv.plan_decode(
@@ -480,3 +488,41 @@ def test_programs_per_sm_follow_the_tile():
     gqa = splitkv.plan_decode(32, 32768, 32, kind="gqa", num_kv_heads=8, device="meta",
                               device_spec=H200, schedule="balanced")  # fmt: skip
     assert gqa.num_programs == 66
+
+
+def test_program_loop_takes_long_uniform_batches():
+    from splitkv.plan import LOOP_MIN_KEYS, loop_streams_long_batch
+
+    assert loop_streams_long_batch(8, LOOP_MIN_KEYS, [], LOOP_MIN_KEYS)
+    assert not loop_streams_long_batch(1, 327600, [], 327600)  # batch 1: its merge folds 132
+    assert not loop_streams_long_batch(8, LOOP_MIN_KEYS - 1, [], LOOP_MIN_KEYS)
+    assert not loop_streams_long_batch(8, 327600, [8192] * 8, 327600)  # the lengths, not the bound
+    assert not loop_streams_long_batch(8, 327600, [], 4096)  # a sliding window's keys
+    # Pinning the schedule or the kernel keeps uniform splits.
+    plan = functools.partial(splitkv.plan_decode, 8, 327600, 12, device="meta", device_spec=H200)
+    assert plan(schedule="uniform").schedule == "uniform"
+    assert plan(num_splits=16).schedule == "uniform"
+    assert plan(program_loop=False).schedule == "uniform"
+    assert plan(qlen=2).schedule == "uniform"  # 24 rows: the 32-row tile, 2% slower looped
+    assert plan(qlen=4).schedule == "uniform"  # 48 rows: the 64-row tile, unmeasured
+
+
+def test_keys_as_rows_splits_fill_one_program_per_sm():
+    # The keys-as-rows kernel holds one program per SM; its 16-row tiles take the H200 table's
+    # own last-wave fill (0.7: 8k x 48 at 2 splits, 113.1 us against 119.3 at 8), its 32-row
+    # tiles the general 0.9 (68k x 48 at qlen 2: 8 splits 898.8 us against 969.2 at 2).
+    assert H200.tunables.keys_as_rows_wave_fill == 0.7
+    assert num_partitions(48, 8192, 12, H200, is_mla=True, programs_per_sm=1) == 8
+    assert num_partitions(48, 8192, 12, H200, is_mla=True, programs_per_sm=1, wave_fill=0.7) == 2
+
+    def plan(batch, keys, **kw):
+        return splitkv.plan_decode(batch, keys, 12, device="meta", device_spec=H200, **kw)
+
+    assert [plan(b, 8192).num_splits for b in (1, 8, 24, 48, 96)] == [128, 16, 4, 2, 1]
+    assert [plan(b, 8192, qlen=2).num_splits for b in (24, 48, 96)] == [16, 8, 4]
+    assert plan(8, 327600, schedule="uniform").num_splits == 16
+    # Without the table's value the rule falls back to wave_fill.
+    plain = dataclasses.replace(
+        H200, tunables=dataclasses.replace(H200.tunables, keys_as_rows_wave_fill=None)
+    )
+    assert splitkv.plan_decode(48, 8192, 12, device="meta", device_spec=plain).num_splits == 8

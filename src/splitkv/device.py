@@ -34,6 +34,8 @@ class PartitionTunables:
         last wave, a wave being the programs resident at once (SMs x programs_per_sm).
     programs_per_sm: stage-1 programs one SM holds at once, by the kernel's head-block height
         (tiles of up to 32 rows, 64-row tiles): the wave size of the fill rule.
+    keys_as_rows_wave_fill: the fill rule's `wave_fill` for the keys-as-rows Gluon kernel's
+        16-row tiles (one program per SM), None: wave_fill.
     mha_programs_per_sm: None keeps seed 001's MHA-style rule. A number (NVIDIA) selects the
         MHA-style fill rule: the smallest power-of-two split count whose programs (kv heads x
         batch x splits) reach `wave_fill` of this many per SM at head dims 64 to 256 (times
@@ -57,6 +59,7 @@ class PartitionTunables:
     single_kv_split_page_size: int = 128
     wave_fill: float | None = None
     programs_per_sm: tuple[int, int] = (2, 1)
+    keys_as_rows_wave_fill: float | None = None
     mha_programs_per_sm: int | None = None
     prefetch_split_keys: int = 0
     prefetch_min_split_keys: int = 256
@@ -164,10 +167,13 @@ def _cpu_spec() -> DeviceSpec:
 # its key blocks hold 128 keys, the same 32 KB (v0.2.2 sweep: 64 / 8 / 4 splits best at
 # batch 1 / 8 / 32, where the v0.2.1 fit on 64-key blocks chose 4x more); a split keeps at
 # least 128 keys (one kv head at batch 1 x 32k: 256 splits, 12.7 us, beat 128).
+# The keys-as-rows kernel's 16-row tiles fill 70% of their last wave of one program per SM
+# (H200, docs/perf.md v0.2.9g: 8k x 24 / 48 / 96 at 4 / 2 / 1 splits, 3-12% faster than 90%).
 _NVIDIA_TUNABLES = PartitionTunables(
     block_m=64,
     split_page_size=64,
     wave_fill=0.9,
+    keys_as_rows_wave_fill=0.7,
     prefetch_split_keys=1536,
     mha_programs_per_sm=4,
     mha_max_splits=256,

@@ -20,6 +20,7 @@ def num_partitions(
     head_dim: int = 128,
     *,
     programs_per_sm: int | None = None,
+    wave_fill: float | None = None,
 ) -> int:
     """The number of KV splits for a decode batch (seed 001, generalised to any device).
 
@@ -35,6 +36,8 @@ def num_partitions(
         programs_per_sm: MLA fill rule: the stage-1 programs one SM holds at once, where the
             kernel is not the one `resident_programs_per_sm` describes (the warp-specialized
             kernels hold one per SM at any height).
+        wave_fill: MLA fill rule: the fraction of the last wave to fill, where the kernel has
+            its own (default: the device's `tunables.wave_fill`).
 
     MLA-style (`is_mla=True`): a program packs `block_m` query rows, so a partition is
     `ceil(heads_per_group / block_m) * batch_size` programs. With
@@ -82,7 +85,7 @@ def num_partitions(
 
     if is_mla and tun.wave_fill is not None:
         pages = _cdiv(num_keys, tun.split_page_size)
-        return _fill_rule(batch_size, heads_per_group, pages, spec, programs_per_sm)
+        return _fill_rule(batch_size, heads_per_group, pages, spec, programs_per_sm, wave_fill)
     if not is_mla and tun.mha_programs_per_sm is not None:
         pages = _cdiv(num_keys, tun.mha_split_page_size)
         per_sm = resident_programs_per_sm("gqa", 16, head_dim, spec)
@@ -147,12 +150,18 @@ def resident_programs_per_sm(kind: str, block_h: int, head_dim: int, spec: Devic
 
 
 def _fill_rule(
-    batch_size: int, rows: int, pages: int, spec: DeviceSpec, per_sm: int | None = None
+    batch_size: int,
+    rows: int,
+    pages: int,
+    spec: DeviceSpec,
+    per_sm: int | None = None,
+    fill: float | None = None,
 ) -> int:
-    """The smallest power-of-two split count whose programs fill `wave_fill` of their last wave
-    (a wave: the programs all SMs hold at once, `per_sm` each if given); where none does within
-    `min(cap, pages)`, the largest allowed, for the most parallelism."""
+    """The smallest power-of-two split count whose programs fill `fill` (default: `wave_fill`)
+    of their last wave (a wave: the programs all SMs hold at once, `per_sm` each if given);
+    where none does within `min(cap, pages)`, the largest allowed, for the most parallelism."""
     tun = spec.tunables
+    fill = tun.wave_fill if fill is None else fill
     if per_sm is None:
         per_sm = resident_programs_per_sm("mla", min(rows, 64), 0, spec)
     wave = spec.compute_units * per_sm
@@ -161,7 +170,7 @@ def _fill_rule(
     splits = 1
     while True:
         programs = splits * ctas_per_partition
-        if programs / (wave * _cdiv(programs, wave)) >= tun.wave_fill or 2 * splits > upper:
+        if programs / (wave * _cdiv(programs, wave)) >= fill or 2 * splits > upper:
             return splits
         splits *= 2
 

@@ -21,6 +21,7 @@ from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.schedule import pick_schedule
 
 BALANCED_MERGE_BLOCK_S = 64  # the balanced merge's tile of partials (see plan_decode)
+LOOP_MIN_KEYS = 32768  # uniform batches this long take the keys-as-rows program loop
 TMA_BLOCK_N = 64  # keys per bulk-copied block (pipeline ablation, docs/perf.md v0.2.3)
 MAX_SPLITS = 256  # the merge is tuned for at most 256 partials per row (one BLOCK_S tile)
 MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks than tested
@@ -342,21 +343,6 @@ def plan_decode(
         # schedule choice below compares the schedules at one wave).
         num_programs = max(1, wave // (num_kv_heads * num_head_blocks))
     check_int("num_programs", num_programs, 1)
-    if schedule == "auto":
-        schedule = "uniform"
-        if lengths:
-            # The model counts 64-key blocks: the unit cancels between the two schedules.
-            unit = block_n or 64
-            schedule = pick_schedule(
-                lengths,
-                num_splits,
-                num_programs,
-                num_kv_heads * num_head_blocks,
-                wave,
-                unit,
-                spec.tunables.balanced_cost,
-            )
-    balanced = schedule == "balanced"
     if keys_as_rows is not None and not isinstance(keys_as_rows, bool):
         raise TypeError(f"keys_as_rows: expected a bool, got {type(keys_as_rows).__name__}")
     if keys_as_rows and warp_specialized is None:
@@ -372,16 +358,37 @@ def plan_decode(
         "warpgroup_mma": spec.warpgroup_mma,
         "interpreted": interpreted,
     }
+    gluon_may_run = warp_specialized is not False and all(k is None for k in pinned)
+    gluon_may_run = (
+        gluon_may_run
+        and ws.unsupported_reason(balanced=False, program_loop=False, **gluon_config) is None
+    )
+    if schedule == "auto":
+        schedule = "uniform"
+        if lengths:
+            # The model counts 64-key blocks: the unit cancels between the two schedules.
+            unit = block_n or 64
+            schedule = pick_schedule(
+                lengths,
+                num_splits,
+                num_programs,
+                num_kv_heads * num_head_blocks,
+                wave,
+                unit,
+                spec.tunables.balanced_cost,
+            )
+        # 16-row tiles only: at 32 rows (12 heads x qlen 2) the loop lost 2% at 68k x 8 / 16
+        # and tied at 327k (docs/perf.md v0.2.9f).
+        narrow_loop = gluon_may_run and block_h == MIN_DOT and program_loop is not False
+        window_keys = max_seq_len if window_left < 0 else window_left + qlen
+        if narrow_loop and loop_streams_long_batch(batch_size, max_seq_len, lengths, window_keys):
+            schedule = "balanced"
+    balanced = schedule == "balanced"
     loop_defaulted = program_loop is None
     if loop_defaulted:
         # The 16-row Triton tile streams faster one program per piece (reverted below when
         # the Gluon kernel does not take the plan); the Gluon kernels take the balanced
         # schedule only as a program loop.
-        gluon_may_run = warp_specialized is not False and all(k is None for k in pinned)
-        gluon_may_run = (
-            gluon_may_run
-            and ws.unsupported_reason(balanced=False, program_loop=False, **gluon_config) is None
-        )
         program_loop = balanced and kind == "mla" and (block_h > MIN_DOT or gluon_may_run)
     if not isinstance(program_loop, bool):
         raise TypeError(f"program_loop: expected a bool, got {type(program_loop).__name__}")
@@ -420,8 +427,12 @@ def plan_decode(
         # splits, 327k x 8 at 16; ragged 131.8 us with two programs per SM, 116.1 with one;
         # docs/perf.md v0.2.9a).
         if default_splits:
+            # 16-row programs stream a block in ~2.2 us, so fewer, longer splits that leave
+            # up to 30% of the SMs idle beat more waves at 8k x 24-96 (H200: 8k x 24 69.6 ->
+            # 61.0 us); 32-row ones, slower a block, lost 8% that way at 68k (v0.2.9g).
+            fill = spec.tunables.keys_as_rows_wave_fill if block_h == MIN_DOT else None
             one_per_sm = num_partitions(batch_size, keys, rows, spec, is_mla=True,
-                                        programs_per_sm=1)  # fmt: skip
+                                        programs_per_sm=1, wave_fill=fill)  # fmt: skip
             ws_splits = min(ws_splits, one_per_sm)
         if default_grid and program_loop:
             num_programs = max(1, spec.compute_units // (num_kv_heads * num_head_blocks))
@@ -511,11 +522,17 @@ def plan_decode(
     # Slots for the balanced schedule's partials: one per (program, request) piece.
     num_slots = num_programs + batch_size if schedule == "balanced" else None
 
+    # A balanced request's rows fold num_programs / batch partials on average (most of a ragged
+    # batch's one or two, its long requests' many).
+    mean_partials = -(-num_programs // batch_size) if balanced else num_splits
     if merge_block_s is None:
-        # Uniform: one tile holds all of a row's partials. Balanced: most rows have one or two
-        # partials and a long request's up to num_programs; a 256-row tile there made every
-        # one of the batch's merge programs pay for its registers (H200, docs/perf.md v0.2.0).
-        most_partials = min(BALANCED_MERGE_BLOCK_S, num_programs) if balanced else num_splits
+        # Uniform: one tile holds all of a row's partials. Balanced: a 256-row tile made every
+        # one of a ragged batch's merge programs pay for its registers (H200, docs/perf.md
+        # v0.2.0), so 64 unless the batch is so small that its rows' partials average more: at
+        # batch 1 three serial tiles of 64 cost 327k x 1 6 us of 102 (v0.2.9e).
+        most_partials = num_splits
+        if balanced:  # a request has at most one piece in each program
+            most_partials = min(max(mean_partials, BALANCED_MERGE_BLOCK_S), num_programs)
         merge_block_s = min(MAX_SPLITS, _next_pow2(most_partials))
     check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
     check_pow2("merge_block_s", merge_block_s)
@@ -524,11 +541,7 @@ def plan_decode(
         merge_d_split = 1 if interpreted else default_merge_d_split(head_dim_v)
     check_int("merge_d_split", merge_d_split, 1, head_dim_v)
     if merge_num_warps is None:
-        # A balanced request's rows fold num_programs / batch partials on average (most of a
-        # ragged batch's one or two, its long requests' many).
-        partials = merge_block_s
-        if balanced:
-            partials = min(merge_block_s, _next_pow2(-(-num_programs // batch_size)))
+        partials = min(merge_block_s, _next_pow2(mean_partials))
         merge_num_warps = default_merge_num_warps(partials, _next_pow2(head_dim_v // merge_d_split))
     check_int("merge_num_warps", merge_num_warps, 1, 8)
     check_pow2("merge_num_warps", merge_num_warps)
@@ -589,6 +602,20 @@ def _grid_order_for(num_splits: int, spec: DeviceSpec) -> GridOrder:
     """Split-major keeps one split's programs on one L2 domain only when the round-robin over
     domains lines up with the split count (seed 000)."""
     return "split_major" if num_splits % spec.l2_domains == 0 else "batch_major"
+
+
+def loop_streams_long_batch(
+    batch_size: int, max_seq_len: int, lengths: list[int], window_keys: int
+) -> bool:
+    """Whether the 16-row keys-as-rows program loop should take a batch that uniform splits
+    would cut evenly: from two requests of LOOP_MIN_KEYS keys. Its 132 programs keep every SM
+    streaming where uniform splits of one program per SM leave 4 idle (128 = 8 requests x 16
+    splits): H200, 12 heads, 68k and 327k x 8 / 16 / 48 / 128 1-2% faster (327k x 48 4029.5 ->
+    3956.1 us, 99.3% of the read ceiling); at 8k x 8 / 16 / 128 2-4% slower (a program there
+    holds two requests' pieces, each paying its fixed costs) and at batch 1 (its merge folds
+    all 132 partials of every row) 3% to 2x slower (docs/perf.md v0.2.9f)."""
+    longest = min(max(lengths) if lengths else max_seq_len, window_keys)
+    return batch_size >= 2 and longest >= LOOP_MIN_KEYS
 
 
 def program_keys_for(balanced, total_keys, max_seq_len, num_programs, num_splits) -> int:

@@ -26,6 +26,7 @@ CANDIDATES = {  # MLA: the fill rule's constants
     "programs_per_sm": [(small, wide) for small in (1, 2, 3, 4) for wide in (1, 2)],
     "wave_fill": [0.7, 0.75, 0.8, 0.85, 0.9, 0.95],
     "split_page_size": [32, 64, 128, 256],
+    "keys_as_rows_wave_fill": [None, 0.5, 0.6, 0.7, 0.8, 0.9],
 }
 GQA_CANDIDATES = {  # GQA/MHA: the MHA-style fill rule (None: seed 001's branch) and constants
     "mha_programs_per_sm": [None, 2, 4, 8, 16],
