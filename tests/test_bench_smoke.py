@@ -135,7 +135,7 @@ def test_tune_sweeps_fits_and_writes_a_table(cpu_harness, tmp_path, monkeypatch)
         == 0
     )
     table = json.loads((tmp_path / "h200.json").read_text())
-    assert table["tunables"]["fitted"] and len(table["fit"]["per_shape"]) == 2
+    assert table["tunables"]["fitted"] and len(table["fit_mla"]["per_shape"]) == 2
 
 
 def test_launched_waves_sizes_the_balanced_grid_by_its_launched_programs(monkeypatch):

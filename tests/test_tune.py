@@ -102,10 +102,23 @@ def test_saved_table_is_what_the_preset_loads(tmp_path, monkeypatch):
     fit = fit_tunables(synthetic_sweep(truth), H200)
     path = save_tuned(fit, "h200", source="synthetic", directory=tmp_path)
     record = json.loads(path.read_text())
-    assert record["tunables"]["fitted"] is True and record["fit"]["source"] == "synthetic"
+    assert record["tunables"]["fitted"] is True and record["fit_mla"]["source"] == "synthetic"
     monkeypatch.setattr(device, "TUNED_DIR", tmp_path)
     loaded = device._tuned("h200", H200.tunables)
     assert loaded == dataclasses.replace(fit.tunables, fitted=True)
+
+
+def test_saving_a_fit_keeps_the_tables_other_records(tmp_path):
+    # The committed H200 table holds the GQA fit, the MLA fits and a note: a new MLA fit
+    # replaces the constants and its own record, nothing else.
+    committed = json.loads((device.TUNED_DIR / "h200.json").read_text())
+    (tmp_path / "h200.json").write_text(json.dumps(committed))
+    fit = fit_tunables(synthetic_sweep(H200), H200)
+    record = json.loads(save_tuned(fit, "h200", "new", directory=tmp_path).read_text())
+    assert record["fit_mla"]["source"] == "new"
+    assert record["fit_gqa"] == committed["fit_gqa"] and record["note"] == committed["note"]
+    fitted = dataclasses.asdict(dataclasses.replace(fit.tunables, fitted=True))
+    assert record["tunables"] == json.loads(json.dumps(fitted))  # tuples as JSON lists
 
 
 def test_gqa_evaluation_uses_each_shapes_head_dim():

@@ -183,7 +183,9 @@ def plan_decode(
             `balanced_grid`), or "auto": uniform
             when `num_splits` is given,
             balanced when only `num_programs` is, else balanced where `seq_lens` shows a
-            ragged batch that it would finish sooner (splitkv/schedule.py), else uniform.
+            ragged batch that it would finish sooner (splitkv/schedule.py) or where Hopper's
+            16-row keys-as-rows program loop takes a long batch (`loop_streams_long_batch`),
+            else uniform.
         seq_lens: the lengths the plan is for (host ints or a tensor, read once here), used only
             to pick the schedule; a plan serves any lengths within its bounds.
         qlen: query positions per request, 1 to 8 (MTP).

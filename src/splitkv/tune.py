@@ -153,20 +153,22 @@ def _with_fill_rule(spec: DeviceSpec, changes: dict) -> DeviceSpec:
     return _with_constants(spec, changes)
 
 
-def save_tuned(fit: Fit, preset: str, source: str, directory: Path = TUNED_DIR) -> Path:
-    """Write the fitted constants as the preset's table (read by `DeviceSpec.preset`)."""
+def save_tuned(
+    fit: Fit, preset: str, source: str, directory: Path = TUNED_DIR, kind: str = "mla"
+) -> Path:
+    """Write the fitted constants as the preset's table (read by `DeviceSpec.preset`), with the
+    fit's evidence under `fit_<kind>`. A table already there keeps its other fits and notes:
+    an MLA tune must not drop the GQA fit's record, nor the other way round."""
     tunables = dataclasses.replace(fit.tunables, fitted=True)
     path = Path(directory) / f"{preset}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {
-        "preset": preset,
-        "tunables": dataclasses.asdict(tunables),
-        "fit": {
-            "mean_slowdown": fit.mean_slowdown,
-            "worst_slowdown": fit.worst_slowdown,
-            "source": source,
-            "per_shape": fit.per_shape,
-        },
+    record = json.loads(path.read_text()) if path.is_file() else {"preset": preset}
+    record["tunables"] = dataclasses.asdict(tunables)
+    record[f"fit_{kind}"] = {
+        "mean_slowdown": fit.mean_slowdown,
+        "worst_slowdown": fit.worst_slowdown,
+        "source": source,
+        "per_shape": fit.per_shape,
     }
     path.write_text(json.dumps(record, indent=1) + "\n")
     return path

@@ -67,7 +67,9 @@ def run_tune(
     # (GQA models share head counts, e.g. 32 q heads with 8 or 32 kv: the plot shows the first.)
     splits_png(rows, Path(out_dir) / f"{tag}_splits.png", chosen)
     source = f"benchmarks/results/{tag}.json"
-    table = save_tuned(fit, preset, source, directory=TUNED_DIR if save else Path(out_dir))
+    table = save_tuned(
+        fit, preset, source, directory=TUNED_DIR if save else Path(out_dir), kind=kind
+    )
     if save and Path(out_dir) != TUNED_DIR:  # a copy beside the results travels back too
         (Path(out_dir) / f"{tag}_{preset}.json").write_text(table.read_text())
     progress(f"wrote {table}")
