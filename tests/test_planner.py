@@ -526,3 +526,17 @@ def test_keys_as_rows_splits_fill_one_program_per_sm():
         H200, tunables=dataclasses.replace(H200.tunables, keys_as_rows_wave_fill=None)
     )
     assert splitkv.plan_decode(48, 8192, 12, device="meta", device_spec=plain).num_splits == 8
+
+
+def test_balanced_merge_tile_follows_the_rows_mean_partials():
+    def plan(batch, **kw):
+        return splitkv.plan_decode(batch, 327600, 12, device="meta", device_spec=H200,
+                                   schedule="balanced", **kw)  # fmt: skip
+
+    # Batch 1 folds all 132 programs' partials in one 256-row tile (three of 64 cost 6 us).
+    assert (plan(1).num_programs, plan(1).merge_block_s) == (132, 256)
+    assert plan(2).merge_block_s == 128  # 66 partials a row on average
+    assert plan(8).merge_block_s == plan(48).merge_block_s == 64  # ragged batches' tile
+    assert plan(1, num_programs=40).merge_block_s == 64  # never more than the grid's programs
+    assert plan(1, num_programs=20).merge_block_s == 32
+    assert plan(1, merge_block_s=16).merge_block_s == 16  # an explicit tile stays
