@@ -9,7 +9,7 @@ import torch
 
 import splitkv
 from splitkv import DeviceSpec, num_partitions
-from splitkv.plan import default_merge_d_split
+from splitkv.plan_rules import default_merge_d_split
 
 MI355X = DeviceSpec.preset("mi355x")
 H200 = DeviceSpec.preset("h200")
@@ -491,7 +491,7 @@ def test_programs_per_sm_follow_the_tile():
 
 
 def test_program_loop_takes_long_uniform_batches():
-    from splitkv.plan import LOOP_MIN_KEYS, loop_streams_long_batch
+    from splitkv.plan_rules import LOOP_MIN_KEYS, loop_streams_long_batch
 
     assert loop_streams_long_batch(8, LOOP_MIN_KEYS, [], LOOP_MIN_KEYS)
     assert not loop_streams_long_batch(1, 327600, [], 327600)  # batch 1: its merge folds 132

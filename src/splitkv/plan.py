@@ -9,31 +9,43 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import torch
 
 from splitkv import warp_specialized as ws
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
-from splitkv.kernels.merge import SMALL_S
 from splitkv.partition import num_partitions, resident_programs_per_sm
+from splitkv.plan_rules import (
+    MAX_SPLITS,
+    MIN_DOT,
+    TMA_BLOCK_N,
+    GridOrder,
+    balanced_grid,
+    balanced_prefetch_pays,
+    block_h_for,
+    default_merge_block_s,
+    default_merge_d_split,
+    default_merge_num_warps,
+    grid_order_for,
+    host_lengths,
+    keys_as_rows_for,
+    loop_streams_long_batch,
+    merge_partials_per_row,
+    next_pow2,
+    piece_cost_for,
+    prefetch_pays,
+    program_keys_for,
+    tma_pays,
+    warp_specialized_for,
+)
 from splitkv.schedule import pick_schedule
 
-BALANCED_MERGE_BLOCK_S = 64  # the balanced merge's tile of partials (see plan_decode)
-LOOP_MIN_KEYS = 32768  # uniform batches this long take the keys-as-rows program loop
-TMA_BLOCK_N = 64  # keys per bulk-copied block (pipeline ablation, docs/perf.md v0.2.3)
-MAX_SPLITS = 256  # the merge is tuned for at most 256 partials per row (one BLOCK_S tile)
 MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks than tested
 MAX_QLEN = 8  # multi-token prediction depth the causal rule is tested for
 MLA_HEAD_DIM_QK = 576  # 512 latent + 64 rope (DeepSeek-V3, Kimi-K2/K3)
 MLA_HEAD_DIM_V = 512
 GQA_HEAD_DIM = 128  # Llama, Qwen
-MIN_DOT = 16  # tl.dot needs every dimension >= 16
-DEFAULT_D_SPLIT = 8  # merge programs per row (seed 000)
-MIN_MERGE_COLUMNS = 16  # a merge slice narrower than this wastes its loads
-MERGE_WARP_ELEMENTS = 1024  # merge tile elements per warp (32 per thread), up to 4 warps
-GridOrder = Literal["split_major", "batch_major"]
 GRID_ORDERS = ("split_major", "batch_major")
 SCHEDULES = ("uniform", "balanced")
 PARTIAL_DTYPES = (torch.float32, torch.bfloat16)
@@ -127,7 +139,7 @@ class DecodePlan:
 
     @property
     def merge_block_d(self) -> int:
-        return _next_pow2(self.head_dim_v // self.merge_d_split)
+        return next_pow2(self.head_dim_v // self.merge_d_split)
 
 
 def plan_decode(
@@ -293,7 +305,7 @@ def plan_decode(
     check_int("window_left", window_left, -1)
     if schedule not in (*SCHEDULES, "auto"):
         raise ValueError(f"schedule: expected one of {(*SCHEDULES, 'auto')}, got {schedule!r}")
-    lengths = _host_lengths(seq_lens, batch_size, max_seq_len)
+    lengths = host_lengths(seq_lens, batch_size, max_seq_len)
     total_keys = sum(lengths) if lengths else batch_size * max_seq_len
     if kind == "gqa":
         head_dim = GQA_HEAD_DIM if head_dim is None else head_dim
@@ -321,7 +333,7 @@ def plan_decode(
         schedule = "uniform" if num_programs is None else "balanced"
     rows = num_heads * qlen
     group_rows = rows // num_kv_heads  # query rows one program's kv head serves
-    block_h = _block_h(block_h, kind, group_rows, spec)
+    block_h = block_h_for(block_h, kind, group_rows, spec)
     default_splits, default_order = num_splits is None, grid_order is None
     if num_splits is None:
         keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
@@ -333,7 +345,7 @@ def plan_decode(
             )
     check_int("num_splits", num_splits, 1, MAX_SPLITS)
     if grid_order is None:
-        grid_order = _grid_order_for(num_splits, spec)
+        grid_order = grid_order_for(num_splits, spec)
     if grid_order not in GRID_ORDERS:
         raise ValueError(f"grid_order: expected one of {GRID_ORDERS}, got {grid_order!r}")
 
@@ -407,7 +419,7 @@ def plan_decode(
     if default_splits:
         key_bytes = max_seq_len * head_dim_qk * dtype.itemsize
         ws_splits = max(1, min(num_splits, key_bytes // (rows * head_dim_v * 4)))
-    warp_specialized = _warp_specialized(
+    warp_specialized = warp_specialized_for(
         warp_specialized,
         pinned=pinned,
         # Splits of one 64-key block leave the copies nothing to overlap (16 heads x qlen 4,
@@ -438,14 +450,14 @@ def plan_decode(
             ws_splits = min(ws_splits, one_per_sm)
         if default_grid and program_loop:
             num_programs = max(1, spec.compute_units // (num_kv_heads * num_head_blocks))
-    keys_as_rows = _keys_as_rows(keys_as_rows, warp_specialized, block_h)
-    piece_cost = _piece_cost(piece_cost, program_loop)
+    keys_as_rows = keys_as_rows_for(keys_as_rows, warp_specialized, block_h)
+    piece_cost = piece_cost_for(piece_cost, program_loop)
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = ws.BLOCK_N, ws.num_warps_for(block_h), ws.NUM_STAGES
         kv_tma, page_prefetch, latent_chains = False, False, 1
         num_splits = ws_splits
-        grid_order = _grid_order_for(num_splits, spec) if default_order else grid_order
+        grid_order = grid_order_for(num_splits, spec) if default_order else grid_order
     short_tile = block_h <= MIN_DOT
     split_keys = -(-max_seq_len // num_splits)  # keys per split of the longest request
     # balanced_prefetch: the default chose prefetch for balanced MLA programs of <= 32 rows,
@@ -524,18 +536,9 @@ def plan_decode(
     # Slots for the balanced schedule's partials: one per (program, request) piece.
     num_slots = num_programs + batch_size if schedule == "balanced" else None
 
-    # A balanced request's rows fold num_programs / batch partials on average (most of a ragged
-    # batch's one or two, its long requests' many).
-    mean_partials = -(-num_programs // batch_size) if balanced else num_splits
+    mean_partials = merge_partials_per_row(balanced, num_programs, batch_size, num_splits)
     if merge_block_s is None:
-        # Uniform: one tile holds all of a row's partials. Balanced: a 256-row tile made every
-        # one of a ragged batch's merge programs pay for its registers (H200, docs/perf.md
-        # v0.2.0), so 64 unless the batch is so small that its rows' partials average more: at
-        # batch 1 three serial tiles of 64 cost 327k x 1 6 us of 102 (v0.2.9e).
-        most_partials = num_splits
-        if balanced:  # a request has at most one piece in each program
-            most_partials = min(max(mean_partials, BALANCED_MERGE_BLOCK_S), num_programs)
-        merge_block_s = min(MAX_SPLITS, _next_pow2(most_partials))
+        merge_block_s = default_merge_block_s(balanced, num_programs, mean_partials)
     check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
     check_pow2("merge_block_s", merge_block_s)
     if merge_d_split is None:
@@ -543,8 +546,8 @@ def plan_decode(
         merge_d_split = 1 if interpreted else default_merge_d_split(head_dim_v)
     check_int("merge_d_split", merge_d_split, 1, head_dim_v)
     if merge_num_warps is None:
-        partials = min(merge_block_s, _next_pow2(mean_partials))
-        merge_num_warps = default_merge_num_warps(partials, _next_pow2(head_dim_v // merge_d_split))
+        partials = min(merge_block_s, next_pow2(mean_partials))
+        merge_num_warps = default_merge_num_warps(partials, next_pow2(head_dim_v // merge_d_split))
     check_int("merge_num_warps", merge_num_warps, 1, 8)
     check_pow2("merge_num_warps", merge_num_warps)
     if head_dim_v % merge_d_split:
@@ -581,7 +584,7 @@ def plan_decode(
         grid_order=grid_order,
         schedule=schedule,
         num_programs=num_programs,
-        block_b=_next_pow2(batch_size),
+        block_b=next_pow2(batch_size),
         split_num_warps=num_warps,
         split_num_stages=num_stages,
         page_prefetch=bool(page_prefetch),
@@ -598,202 +601,6 @@ def plan_decode(
         partial_dtype=partial_dtype,
         workspace=workspace,
     )
-
-
-def _grid_order_for(num_splits: int, spec: DeviceSpec) -> GridOrder:
-    """Split-major keeps one split's programs on one L2 domain only when the round-robin over
-    domains lines up with the split count (seed 000)."""
-    return "split_major" if num_splits % spec.l2_domains == 0 else "batch_major"
-
-
-def loop_streams_long_batch(
-    batch_size: int, max_seq_len: int, lengths: list[int], window_keys: int
-) -> bool:
-    """Whether the 16-row keys-as-rows program loop should take a batch that uniform splits
-    would cut evenly: from two requests of LOOP_MIN_KEYS keys. Its 132 programs keep every SM
-    streaming where uniform splits of one program per SM leave 4 idle (128 = 8 requests x 16
-    splits): H200, 12 heads, 68k and 327k x 8 / 16 / 48 / 128 1-2% faster (327k x 48 4029.5 ->
-    3956.1 us, 99.3% of the read ceiling); at 8k x 8 / 16 / 128 2-4% slower (a program there
-    holds two requests' pieces, each paying its fixed costs) and at batch 1 (its merge folds
-    all 132 partials of every row) 3% to 2x slower (docs/perf.md v0.2.9f)."""
-    longest = min(max(lengths) if lengths else max_seq_len, window_keys)
-    return batch_size >= 2 and longest >= LOOP_MIN_KEYS
-
-
-def program_keys_for(balanced, total_keys, max_seq_len, num_programs, num_splits) -> int:
-    """Keys one stage-1 program streams: a split of the longest request, or a balanced
-    program's share of the batch's `total_keys`."""
-    if balanced:
-        return -(-total_keys // num_programs)
-    return -(-max_seq_len // num_splits)
-
-
-def _keys_as_rows(requested: bool | None, warp_specialized: bool, block_h: int) -> bool:
-    """The plan's `keys_as_rows`: as requested where the Gluon kernel runs, else whether the
-    head block is narrower than wgmma's 64 rows (the only way such a block runs there)."""
-    narrow = block_h in ws.NARROW_BLOCK_H
-    if requested and not warp_specialized:
-        raise ValueError("keys_as_rows: needs the warp-specialized kernel (warp_specialized)")
-    if requested is False and warp_specialized and narrow:
-        raise ValueError(f"keys_as_rows: a {block_h}-row head block needs it (wgmma's M is 64)")
-    return warp_specialized and (narrow or bool(requested))
-
-
-def _block_h(requested: int | None, kind: str, group_rows: int, spec: DeviceSpec) -> int:
-    """The plan's `block_h`: as requested (MLA: 16 to the device's block_m, a power of two),
-    else the group's rows rounded up to a power of two within those bounds."""
-    if requested is None:
-        return min(spec.tunables.block_m, max(MIN_DOT, _next_pow2(group_rows)))
-    if kind != "mla":
-        raise ValueError(f"block_h: MLA only (GQA tiles follow the group), got kind={kind!r}")
-    check_int("block_h", requested, MIN_DOT, spec.tunables.block_m)
-    check_pow2("block_h", requested)
-    return requested
-
-
-def _piece_cost(requested: int | None, program_loop: bool) -> int:
-    """The plan's `piece_cost`: as requested (the program loop only), else the measured
-    default on either program loop (the Gluon and the Triton one), 0 without a loop."""
-    if requested is None:
-        return ws.PIECE_COST if program_loop else 0
-    check_int("piece_cost", requested, 0, 1 << 16)
-    if requested and not program_loop:
-        raise ValueError(
-            f"piece_cost: needs the balanced program loop (program_loop=True), got {requested}"
-        )
-    return requested
-
-
-def _warp_specialized(requested: bool | None, *, pinned: tuple, pays: bool, **config) -> bool:
-    """The plan's `warp_specialized`: as requested (ValueError where it cannot run), else on
-    wherever it can run and pays, unless a Triton-tile knob was pinned."""
-    if requested is not None and not isinstance(requested, bool):
-        raise TypeError(f"warp_specialized: expected a bool, got {type(requested).__name__}")
-    reason = ws.unsupported_reason(**config)
-    if requested and reason is not None:
-        raise ValueError(f"warp_specialized: {reason}")
-    if requested is None:
-        return reason is None and pays and all(knob is None for knob in pinned)
-    return requested
-
-
-def balanced_grid(kind: str, block_h: int, wave_programs: int, batch_size: int) -> int:
-    """The default balanced grid's num_programs per kv head and head block, from one wave's
-    worth (`wave_programs`). Stage 1 launches num_programs + batch programs, one per piece, so
-    MLA sizes the grid by what it launches: whole waves, one for tiles of up to 32 rows and
-    two for the 64-row tile (H200 schedule ablation, docs/perf.md v0.2.3: ragged 155.8 ->
-    136.9 us, 1 x 327,600 + 47 short 187.7 -> 171.3 us, at qlen 4 two launched waves 434.7 us
-    beside 436.3 for the four waves of num_programs before), with at least half a wave of
-    programs so that a batch of a wave or more still cuts its keys in small pieces. GQA keeps
-    one wave of num_programs (a launched-wave grid is unmeasured there)."""
-    if kind != "mla":
-        return wave_programs
-    return launched_wave_programs(2 if block_h >= 64 else 1, wave_programs, batch_size)
-
-
-def launched_wave_programs(waves: int, wave_programs: int, batch_size: int) -> int:
-    """num_programs whose stage 1 launches `waves` whole waves (num_programs + batch_size
-    pieces per head block), adding waves until it is at least half a wave."""
-    programs = waves * wave_programs - batch_size
-    while programs < max(1, wave_programs // 2):
-        programs += wave_programs
-    return programs
-
-
-def tma_pays(
-    kind: str, block_h: int, page_size: int, program_keys: int, dtype: torch.dtype, spec
-) -> bool:
-    """Whether key blocks come by bulk copies (with two latent chains) by default: on a device
-    with them and a measured `tma_min_split_keys`, for MLA's 16-row tiles over 16-bit caches
-    (fp32 plans are for testing, unmeasured), pages that hold a whole 64-key block, and
-    programs that stream at least `tma_min_split_keys` keys (a split of the longest request,
-    or a balanced program's share of the batch). H200, 64-key blocks in 2 stages against the
-    default: uniform splits 3.5-8% faster with 1,280 to 20,475 keys (12 and 16 heads, batch 1
-    to 48), 4.4% slower with 266 (batch 1 x 68k: four blocks per program; pipeline ablation,
-    docs/perf.md v0.2.3); balanced programs of ~1,700-2,100 keys 0.5-7.6% faster (ragged
-    batch, 1 x 327,600 + 47 short, prefix-boundary batch; schedule ablation, v0.2.4)."""
-    tun = spec.tunables
-    return (
-        spec.bulk_copies
-        and tun.tma_min_split_keys > 0
-        and kind == "mla"
-        and block_h == MIN_DOT
-        and dtype != torch.float32
-        and page_size >= TMA_BLOCK_N
-        and program_keys >= tun.tma_min_split_keys
-    )
-
-
-def prefetch_pays(
-    kind: str, block_h: int, group_rows: int, split_keys: int, one_wave: bool, spec
-) -> bool:
-    """Whether page-id prefetch is the default, as measured on the H200 for MLA's 16-row
-    programs (docs/perf.md v0.2.0): never for splits under `prefetch_min_split_keys` (one
-    64-key block: 13.5 -> 20.8 us at batch 1 x 8k); always for a full 16-row tile; for a
-    partial one only while all programs fit in one wave and splits hold at most
-    `prefetch_split_keys` (12 heads: wins at batch 1, loses 10-17% at batch 8-48)."""
-    tun = spec.tunables
-    if kind != "mla" or block_h != MIN_DOT or tun.prefetch_split_keys <= 0:
-        return False
-    if split_keys < tun.prefetch_min_split_keys:
-        return False
-    return group_rows == block_h or (one_wave and split_keys <= tun.prefetch_split_keys)
-
-
-def balanced_prefetch_pays(
-    kind: str, block_h: int, total_keys: int, num_programs: int, spec
-) -> bool:
-    """Whether the balanced schedule's programs prefetch page ids by default: MLA programs of
-    at most 32 rows (12 heads at qlen 1 and 2 gained 5% on the H200; the 64-row tile at qlen
-    4 lost 10%), on a device whose tunables measured prefetch, and at least
-    `prefetch_min_split_keys` keys per program (one-block programs lose, as for splits)."""
-    tun = spec.tunables
-    if kind != "mla" or block_h > 2 * MIN_DOT or tun.prefetch_split_keys <= 0:
-        return False
-    return total_keys >= tun.prefetch_min_split_keys * num_programs
-
-
-def default_merge_d_split(head_dim_v: int) -> int:
-    """D_SPLIT = 8, halved while it does not divide head_dim_v or a slice would be under 16."""
-    d_split = DEFAULT_D_SPLIT
-    while d_split > 1 and (head_dim_v % d_split or head_dim_v // d_split < MIN_MERGE_COLUMNS):
-        d_split //= 2
-    return d_split
-
-
-def default_merge_num_warps(partials: int, block_d: int) -> int:
-    """Warps per merge program: one per MERGE_WARP_ELEMENTS of the [partials, columns] tile
-    (rows of at most 8 partials fold one [8, columns] tile, kernels/merge.py), from 1 to 4.
-    H200 (`--ablation merge_tile`, docs/perf.md v0.2.5), 12 heads, 64-column slices, against
-    4 warps: 1 warp 3-5% faster on ragged batches (1 x 327,600 + 47 short 152.4 -> 144.5 us,
-    its qlen 4 402.3 -> 380.6; the ragged batch of 8, 32 partials a row on average, 131.9 ->
-    127.2, 2 warps 127.9) and at 2 and 16 splits (8k x 128 298.8 -> 294.0, 8k x 48 136.3 ->
-    131.7); at 32 splits 2 warps best (8k x 8 31.1 -> 29.4); at 128 and 256 splits fewer
-    warps lose (68k x 1 31.5 -> 35.1 with 2, 53.9 with 1) and 8 gain nothing (32.4)."""
-    rows = max(partials, SMALL_S.value)
-    warps = _next_pow2(-(-rows * block_d // MERGE_WARP_ELEMENTS))
-    return max(1, min(4, warps))
-
-
-def _host_lengths(seq_lens, batch_size: int, max_seq_len: int) -> list[int]:
-    """plan_decode's `seq_lens` hint as host ints, checked."""
-    if seq_lens is None:
-        return []
-    if isinstance(seq_lens, torch.Tensor):
-        if seq_lens.dim() != 1 or seq_lens.dtype.is_floating_point or seq_lens.is_complex():
-            raise TypeError("seq_lens: expected a 1-D integer tensor or a sequence of ints")
-        seq_lens = seq_lens.tolist()
-    if isinstance(seq_lens, (str, bytes)) or not isinstance(seq_lens, Sequence):
-        raise TypeError(f"seq_lens: expected a sequence of ints, got {type(seq_lens).__name__}")
-    if len(seq_lens) > batch_size:
-        raise ValueError(f"seq_lens: expected at most batch_size={batch_size} lengths")
-    for n in seq_lens:
-        check_int("seq_lens", n, 0, max_seq_len)
-    return list(seq_lens)
-
-
-def _next_pow2(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
 
 
 def plan_for_call(

@@ -22,7 +22,7 @@ import torch
 import splitkv
 from splitkv.gqa import gqa_stage_one
 from splitkv.mla import merge_workspace, mla_stage_one
-from splitkv.plan import launched_wave_programs
+from splitkv.plan_rules import launched_wave_programs
 from splitkv.testing import GqaCase, MlaCase
 
 SGLANG_MODULE = "sglang/srt/layers/attention/triton_ops/decode_attention.py"
