@@ -238,5 +238,5 @@ def host_lengths(seq_lens, batch_size: int, max_seq_len: int) -> list[int]:
 
 
 def next_pow2(n: int) -> int:
-    """The smallest power of two >= n (1 for n <= 1)."""
+    """The smallest power of two >= n, for n >= 1."""
     return 1 << max(0, (n - 1).bit_length())
