@@ -493,11 +493,11 @@ def test_programs_per_sm_follow_the_tile():
 def test_program_loop_takes_long_uniform_batches():
     from splitkv.plan_rules import LOOP_MIN_KEYS, loop_streams_long_batch
 
-    assert loop_streams_long_batch(8, LOOP_MIN_KEYS, [], LOOP_MIN_KEYS)
-    assert not loop_streams_long_batch(1, 327600, [], 327600)  # batch 1: its merge folds 132
-    assert not loop_streams_long_batch(8, LOOP_MIN_KEYS - 1, [], LOOP_MIN_KEYS)
-    assert not loop_streams_long_batch(8, 327600, [8192] * 8, 327600)  # the lengths, not the bound
-    assert not loop_streams_long_batch(8, 327600, [], 4096)  # a sliding window's keys
+    assert loop_streams_long_batch(8, LOOP_MIN_KEYS, [])
+    assert not loop_streams_long_batch(1, 327600, [])  # batch 1: its merge folds 132
+    assert not loop_streams_long_batch(8, LOOP_MIN_KEYS - 1, [])
+    assert not loop_streams_long_batch(8, 327600, [8192] * 8)  # the lengths, not the bound
+    assert not loop_streams_long_batch(8, 4096, [327600] * 8)  # a sliding window's keys
     # Pinning the schedule or the kernel keeps uniform splits.
     plan = functools.partial(splitkv.plan_decode, 8, 327600, 12, device="meta", device_spec=H200)
     assert plan(schedule="uniform").schedule == "uniform"

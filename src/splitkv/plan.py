@@ -335,8 +335,8 @@ def plan_decode(
     group_rows = rows // num_kv_heads  # query rows one program's kv head serves
     block_h = block_h_for(block_h, kind, group_rows, spec)
     default_splits, default_order = num_splits is None, grid_order is None
+    keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
     if num_splits is None:
-        keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
         if kind == "mla":
             num_splits = num_partitions(batch_size, keys, rows, spec, is_mla=True)
         else:
@@ -394,8 +394,7 @@ def plan_decode(
         # 16-row tiles only: at 32 rows (12 heads x qlen 2) the loop lost 2% at 68k x 8 / 16
         # and tied at 327k (docs/perf.md v0.2.9f).
         narrow_loop = gluon_may_run and block_h == MIN_DOT and program_loop is not False
-        window_keys = max_seq_len if window_left < 0 else window_left + qlen
-        if narrow_loop and loop_streams_long_batch(batch_size, max_seq_len, lengths, window_keys):
+        if narrow_loop and loop_streams_long_batch(batch_size, keys, lengths):
             schedule = "balanced"
     balanced = schedule == "balanced"
     loop_defaulted = program_loop is None
@@ -546,7 +545,8 @@ def plan_decode(
         merge_d_split = 1 if interpreted else default_merge_d_split(head_dim_v)
     check_int("merge_d_split", merge_d_split, 1, head_dim_v)
     if merge_num_warps is None:
-        partials = min(merge_block_s, next_pow2(mean_partials))
+        # Uniform: the tile's rows; balanced: the rows' mean partials, if fewer.
+        partials = min(merge_block_s, next_pow2(mean_partials)) if balanced else merge_block_s
         merge_num_warps = default_merge_num_warps(partials, next_pow2(head_dim_v // merge_d_split))
     check_int("merge_num_warps", merge_num_warps, 1, 8)
     check_pow2("merge_num_warps", merge_num_warps)

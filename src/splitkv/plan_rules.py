@@ -14,7 +14,7 @@ from splitkv.checks import check_int, check_pow2
 from splitkv.device import DeviceSpec
 from splitkv.kernels.merge import SMALL_S
 
-BALANCED_MERGE_BLOCK_S = 64  # the balanced merge's tile of partials (see plan_decode)
+BALANCED_MERGE_BLOCK_S = 64  # the balanced merge's tile of partials (default_merge_block_s)
 LOOP_MIN_KEYS = 32768  # uniform batches this long take the keys-as-rows program loop
 TMA_BLOCK_N = 64  # keys per bulk-copied block (pipeline ablation, docs/perf.md v0.2.3)
 MAX_SPLITS = 256  # the merge is tuned for at most 256 partials per row (one BLOCK_S tile)
@@ -31,17 +31,16 @@ def grid_order_for(num_splits: int, spec: DeviceSpec) -> GridOrder:
     return "split_major" if num_splits % spec.l2_domains == 0 else "batch_major"
 
 
-def loop_streams_long_batch(
-    batch_size: int, max_seq_len: int, lengths: list[int], window_keys: int
-) -> bool:
+def loop_streams_long_batch(batch_size: int, keys: int, lengths: list[int]) -> bool:
     """Whether the 16-row keys-as-rows program loop should take a batch that uniform splits
-    would cut evenly: from two requests of LOOP_MIN_KEYS keys. Its 132 programs keep every SM
+    would cut evenly: from two requests that scan LOOP_MIN_KEYS keys (`keys`: the plan's
+    bound on a request's scan, `lengths`: its hint, if any). Its 132 programs keep every SM
     streaming where uniform splits of one program per SM leave 4 idle (128 = 8 requests x 16
     splits): H200, 12 heads, 68k and 327k x 8 / 16 / 48 / 128 1-2% faster (327k x 48 4029.5 ->
     3956.1 us, 99.3% of the read ceiling); at 8k x 8 / 16 / 128 2-4% slower (a program there
     holds two requests' pieces, each paying its fixed costs) and at batch 1 (its merge folds
     all 132 partials of every row) 3% to 2x slower (docs/perf.md v0.2.9f)."""
-    longest = min(max(lengths) if lengths else max_seq_len, window_keys)
+    longest = min(max(lengths), keys) if lengths else keys
     return batch_size >= 2 and longest >= LOOP_MIN_KEYS
 
 
