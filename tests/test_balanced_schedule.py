@@ -227,3 +227,43 @@ def test_every_row_written_over_stale_buffers(num_programs, qlen, program_loop, 
     check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
     no_lse, _ = splitkv.mla_decode(*case.args, plan=plan, return_lse=False)
     assert torch.equal(no_lse, out)
+
+
+def test_merge_leaves_one_piece_requests_to_stage_1(dtype, device):
+    # whole_pieces (the Gluon program loop writes a request one piece holds straight to out and
+    # lse): the merge's programs for those rows return before reading a partial, and every
+    # other row merges as before. Stage 1 here is the Triton loop, which writes partials for
+    # all: the one-piece rows must keep what `out` held, the rest match the reference.
+    from splitkv.mla import merge_workspace, mla_stage_one
+
+    case = random_mla_case(RAGGED, 4, page_size=16, dtype=dtype, device=device)
+    plan = balanced_plan(RAGGED, 4, 5, dtype=dtype, device=device, program_loop=True)
+    q, kv, table, lens = case.args
+    out = torch.full((len(RAGGED), 1, 4, 512), 7.0, dtype=dtype, device=device)
+    lse = torch.full((len(RAGGED), 1, 4), 7.0, device=device)
+    mla_stage_one(q, kv, table, lens, plan=plan, out=out, lse=lse)
+    merge_workspace(plan, lens, out, lse, max_seq_len=table.shape[1] * 16, whole_pieces=True)
+    ranges = plan.workspace.piece_ranges.cpu()
+    one_piece = [b for b, n in enumerate(RAGGED) if n > 0 and ranges[b, 0] == ranges[b, 1]]
+    merged = [b for b in range(len(RAGGED)) if b not in one_piece]
+    assert one_piece and merged  # the batch has both kinds at 5 programs
+    assert (out[one_piece] == 7.0).all() and (lse[one_piece] == 7.0).all()
+    ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
+    check_against_reference(out[merged], lse[merged], ref_out[merged], ref_lse[merged])
+
+
+def test_whole_pieces_knob(device):
+    h200 = {"device": "meta", "device_spec": splitkv.DeviceSpec.preset("h200")}
+    loop = splitkv.plan_decode(8, 68096, 12, **h200)  # the 16-row keys-as-rows program loop
+    assert loop.program_loop and loop.keys_as_rows and not loop.whole_pieces  # opt-in for now
+    assert splitkv.plan_decode(8, 68096, 12, whole_pieces=True, **h200).whole_pieces
+    assert not splitkv.plan_decode(8, 8192, 12, **h200).whole_pieces  # uniform splits
+    wide = splitkv.plan_decode(8, 68096, 128, schedule="balanced", **h200)
+    assert wide.program_loop and not wide.keys_as_rows and not wide.whole_pieces
+    triton_loop = balanced_plan(RAGGED, 4, 5, dtype=torch.float16, device=device,
+                                program_loop=True)  # fmt: skip
+    assert not triton_loop.whole_pieces
+    with pytest.raises(ValueError, match="whole_pieces: needs the warp-specialized"):
+        splitkv.plan_decode(8, 8192, 12, whole_pieces=True, **h200)
+    with pytest.raises(TypeError, match="whole_pieces: expected a bool"):
+        splitkv.plan_decode(8, 68096, 12, whole_pieces=1, **h200)

@@ -387,3 +387,37 @@ def test_balanced_program_loop_replays_with_new_lengths():
         lens.copy_(torch.tensor(lengths, dtype=torch.int32))
         graph.replay()
         check_against_reference(out, lse, *splitkv.reference.mla_decode(q, kv, table, lens))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,qlen,page_size", [(12, 1, 64), (16, 2, 8), (12, 1, 256)])
+@pytest.mark.parametrize("num_programs", [None, 7])
+@pytest.mark.parametrize("return_lse", [True, False])
+def test_program_loop_whole_pieces_into_strided_outputs(heads, qlen, page_size, num_programs,
+                                                       return_lse):  # fmt: skip
+    # whole_pieces (opt-in on the keys-as-rows loop): one-piece requests' rows go straight to
+    # out (here a view whose heads are 1,024 elements apart) and, when asked, to a strided lse
+    # (requests 2 x heads apart); the merge folds the rest. Against the reference.
+    case = random_mla_case(lengths_for_ragged(qlen), heads, qlen=qlen, page_size=page_size,
+                           dtype=torch.bfloat16, device="cuda")  # fmt: skip
+    batch, columns = case.page_table.shape
+    plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen,
+                               page_size=page_size, dtype=torch.bfloat16, device="cuda",
+                               schedule="balanced", num_programs=num_programs,
+                               warp_specialized=True, whole_pieces=True)  # fmt: skip
+    assert plan.whole_pieces and plan.keys_as_rows and plan.program_loop
+    plan.workspace.partial_o.fill_(float("nan"))
+    plan.workspace.partial_lse.fill_(float("nan"))
+    out = torch.full((batch, qlen, heads, 1024), float("nan"), dtype=torch.bfloat16,
+                     device="cuda")[..., :512]  # fmt: skip
+    lse = torch.full((batch, 2 * qlen, heads), float("nan"), device="cuda")[:, :qlen]
+    got_out, got_lse = splitkv.mla_decode(*case.args, plan=plan, out=out,
+                                          lse=lse if return_lse else None,
+                                          return_lse=return_lse)  # fmt: skip
+    assert got_out.data_ptr() == out.data_ptr()
+    ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
+    check_against_reference(got_out, got_lse if return_lse else None, ref_out,
+                            ref_lse if return_lse else None)  # fmt: skip
+    ranges = plan.workspace.piece_ranges.cpu()
+    lengths = lengths_for_ragged(qlen)
+    assert any(n > 0 and ranges[b, 0] == ranges[b, 1] for b, n in enumerate(lengths))

@@ -86,7 +86,8 @@ def main() -> None:
     print(f"{grid} programs ({plan.num_programs} x {plan.num_head_blocks} head blocks), "
           f"kernel {max(end).item():.1f} us; program time min / median / max "
           f"{min(durations):.1f} / {statistics.median(durations):.1f} / "
-          f"{max(durations):.1f} us; last start {max(start).item():.1f} us")  # fmt: skip
+          f"{max(durations):.1f} us; last start {max(start).item():.1f} us; ends "
+          f"{min(end).item():.1f} to {max(end).item():.1f} us")  # fmt: skip
     print("slowest programs (pid, program, start, end, blocks, pieces, requests; then each "
           "piece's start, queries in and end, us):")  # fmt: skip
     for r in sorted(rows, key=lambda r: r["start_us"] - r["end_us"])[:12]:

@@ -184,6 +184,10 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
             "--dependent-launch",
             "launch the merge as a programmatic dependent of stage 1 (default: where supported)",
         ),
+        (
+            "--whole-pieces",
+            "Gluon program loop: a request one piece holds written by stage 1 (default on)",
+        ),
     ):
         parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
     parser.add_argument(
@@ -313,6 +317,7 @@ def _trials(args: argparse.Namespace) -> list:
             "schedule",
             "num_programs",
             "piece_cost",
+            "whole_pieces",
         )
         if getattr(args, k) is not None
     }
@@ -478,6 +483,7 @@ def _print_plan(plan) -> None:
         "num_programs",
         "program_loop",
         "piece_cost",
+        "whole_pieces",
         "warp_specialized",
         "keys_as_rows",
         "merge_block_s",

@@ -190,8 +190,9 @@ def _launch(
         # The warp-specialized kernel where the plan took it and the pool can be described;
         # otherwise the Triton kernel with the plan's (same-tile) knobs.
         launched = plan.warp_specialized and warp_specialized.launch_stage_one(
-            plan, q, kv, call.page_size, page_table, seq_lens, key_starts, call.scale * LOG2_E
-        )
+            plan, q, kv, call.page_size, page_table, seq_lens, key_starts, call.scale * LOG2_E,
+            out, lse,
+        )  # fmt: skip
         if not launched:
             kernel[(grid,)](
                 q,
@@ -230,7 +231,13 @@ def _launch(
             )
         if merge:
             merge_workspace(
-                plan, seq_lens, out, lse, max_seq_len=max_seq_len, key_starts=key_starts
+                plan,
+                seq_lens,
+                out,
+                lse,
+                max_seq_len=max_seq_len,
+                key_starts=key_starts,
+                whole_pieces=launched and plan.whole_pieces,
             )
 
 
@@ -262,12 +269,15 @@ def merge_workspace(
     window_left: int = -1,
     sinks: torch.Tensor | None = None,
     key_starts: torch.Tensor | None = None,
+    whole_pieces: bool = False,
 ) -> None:
     """Stage 2: merge the partials stage 1 left in the plan's workspace into out/lse.
 
     window_left >= 0: stage 1 split only the keys that window can see (GQA). sinks: one
     natural-log logit per head added to each row's softmax denominator (GQA). key_starts:
-    stage 1 split only each request's keys from there on.
+    stage 1 split only each request's keys from there on. whole_pieces (balanced): stage 1
+    wrote the rows of every request one piece held (the Gluon program loop with the plan's
+    `whole_pieces`); their programs return before reading any partial.
 
     Both launchers' second half; the benchmarks also call it alone to time the merge (the
     workspace must then hold a stage-1 result for these seq_lens).
@@ -306,6 +316,7 @@ def merge_workspace(
             BALANCED=balanced,
             HAS_KEY_START=key_starts is not None,
             WAIT_FOR_STAGE_1=plan.dependent_launch,
+            WHOLE_PIECES=whole_pieces and balanced,
             num_warps=plan.merge_num_warps,
             **({"launch_pdl": True} if plan.dependent_launch else {}),
         )

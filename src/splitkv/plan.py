@@ -38,6 +38,7 @@ from splitkv.plan_rules import (
     program_keys_for,
     tma_pays,
     warp_specialized_for,
+    whole_pieces_for,
 )
 from splitkv.schedule import pick_schedule
 
@@ -88,7 +89,8 @@ class DecodePlan:
     share the batch's key blocks evenly (ragged batches; `block_b` is the batch bound the
     kernels scan; `program_loop` launches one program per schedule program instead of one per
     piece; `piece_cost` the units a request adds to a program loop's schedule beside its key
-    blocks); "uniform" splits every request into `num_splits`. `warp_specialized` (MLA, 16- to
+    blocks; `whole_pieces`: the Gluon loop writes a request one piece holds straight to the
+    output); "uniform" splits every request into `num_splits`. `warp_specialized` (MLA, 16- to
     64-row tiles on Hopper, uniform or program loop) runs stage 1 on the Gluon kernels instead
     of the Triton ones.
     Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row;
@@ -123,6 +125,7 @@ class DecodePlan:
     kv_tma: bool
     program_loop: bool
     piece_cost: int
+    whole_pieces: bool
     warp_specialized: bool
     keys_as_rows: bool
     dependent_launch: bool
@@ -172,6 +175,7 @@ def plan_decode(
     kv_tma: bool | None = None,
     program_loop: bool | None = None,
     piece_cost: int | None = None,
+    whole_pieces: bool | None = None,
     warp_specialized: bool | None = None,
     keys_as_rows: bool | None = None,
     dependent_launch: bool | None = None,
@@ -244,6 +248,12 @@ def plan_decode(
             either program loop (H200: Gluon, 12 heads x qlen 4 one-long 183.5 -> 174.2 us,
             128 heads ragged 304.4 -> 285.1, docs/perf.md v0.2.8e; Triton, 12 heads x qlen 2
             ragged 202.7 -> 183.5, one-long 218.9 -> 196.1, v0.2.8f); 0 without a loop.
+        whole_pieces: the Gluon keys-as-rows program loop: a piece that holds all of its
+            request's keys (a short request inside one program's share) writes the request's
+            output and lse itself, and the merge's programs for its rows return before
+            reading any partial (the merge on one-long batches is bound by such rows: H200
+            ncu, docs/perf.md session 12). Opt-in: `warp_specialized.WHOLE_PIECES` is off
+            until measured.
         warp_specialized: MLA, uniform schedule or the balanced one's program loop, head
             blocks of 16, 32 or 64 rows, bfloat16 or float16, page_size >= 8, Hopper (sm_90):
             run stage 1 on the Gluon kernel whose copies and matrix multiplies run on
@@ -451,6 +461,12 @@ def plan_decode(
             num_programs = max(1, spec.compute_units // (num_kv_heads * num_head_blocks))
     keys_as_rows = keys_as_rows_for(keys_as_rows, warp_specialized, block_h)
     piece_cost = piece_cost_for(piece_cost, program_loop)
+    whole_pieces = whole_pieces_for(
+        whole_pieces,
+        program_loop=program_loop,
+        warp_specialized=warp_specialized,
+        keys_as_rows=keys_as_rows,
+    )
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = ws.BLOCK_N, ws.num_warps_for(block_h), ws.NUM_STAGES
@@ -592,6 +608,7 @@ def plan_decode(
         kv_tma=kv_tma,
         program_loop=program_loop,
         piece_cost=piece_cost,
+        whole_pieces=whole_pieces,
         warp_specialized=warp_specialized,
         keys_as_rows=keys_as_rows,
         dependent_launch=bool(dependent_launch),

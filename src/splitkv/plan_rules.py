@@ -88,6 +88,24 @@ def piece_cost_for(requested: int | None, program_loop: bool) -> int:
     return requested
 
 
+def whole_pieces_for(
+    requested: bool | None, *, program_loop: bool, warp_specialized: bool, keys_as_rows: bool
+) -> bool:
+    """The plan's `whole_pieces`: as requested (the Gluon keys-as-rows program loop only: its
+    consumers write the rows), else `warp_specialized.WHOLE_PIECES` on that loop."""
+    runs = program_loop and warp_specialized and keys_as_rows
+    if requested is None:
+        return ws.WHOLE_PIECES and runs
+    if not isinstance(requested, bool):
+        raise TypeError(f"whole_pieces: expected a bool, got {type(requested).__name__}")
+    if requested and not runs:
+        raise ValueError(
+            "whole_pieces: needs the warp-specialized keys-as-rows program loop (program_loop, "
+            "warp_specialized and keys_as_rows)"
+        )
+    return requested
+
+
 def warp_specialized_for(requested: bool | None, *, pinned: tuple, pays: bool, **config) -> bool:
     """The plan's `warp_specialized`: as requested (ValueError where it cannot run), else on
     wherever it can run and pays, unless a Triton-tile knob was pinned."""

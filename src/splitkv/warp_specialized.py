@@ -22,6 +22,10 @@ MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle p
 # partial store cost ~5-8 us against ~2.9 us a block; tools/program_times.py, docs/perf.md
 # v0.2.8e).
 PIECE_COST = 2
+# The Gluon keys-as-rows program loop's default `whole_pieces` (a piece holding a whole request
+# writes its output itself, and the merge skips the request's rows): off until measured on the
+# GPU (docs/perf.md, v0.2.11).
+WHOLE_PIECES = False
 # The program loop scans the batch's lengths at least this wide: narrower scans (batches of up
 # to 16) compiled with ~30 spilled registers reloaded in the consumers' block loop (280 bytes
 # of stack at 12 heads x qlen 4; 12 heads x qlen 4 ragged ~230 us a program against ~143).
@@ -133,17 +137,21 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
     }
 
 
-def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, scale_log2):
+def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, scale_log2, out,
+                     lse):  # fmt: skip
     """Stage 1 of `mla_decode` on the warp-specialized kernel, its partials in the plan's
-    workspace as `mla_split_kernel` (or, balanced, `mla_balanced_kernel`) leaves them.
-    Returns whether it launched: False when the pool cannot be described for bulk copies."""
+    workspace as `mla_split_kernel` (or, balanced, `mla_balanced_kernel`) leaves them; with
+    the plan's `whole_pieces`, the program loop writes a one-piece request's rows of out / lse
+    (lse may be None) itself. Returns whether it launched: False when the pool cannot be
+    described for bulk copies."""
     from splitkv.kernels.mla_warp_specialized import mla_warp_specialized_kernel
 
     descriptors = kv_row_descriptors(kv, page_size)
     if descriptors is None:
         return False
     if plan.schedule == "balanced":
-        launch_program_loop(plan, q, descriptors, page_size, page_table, seq_lens, scale_log2)
+        launch_program_loop(plan, q, descriptors, page_size, page_table, seq_lens, scale_log2,
+                            out=out, lse=lse)  # fmt: skip
         return True
     batch = q.shape[0]
     query_descriptors = query_row_descriptors(q, plan.block_h)
@@ -173,12 +181,14 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
 
 
 def launch_program_loop(
-    plan, q, descriptors, page_size, page_table, seq_lens, scale_log2, program_times=None
-):
+    plan, q, descriptors, page_size, page_table, seq_lens, scale_log2, program_times=None,
+    out=None, lse=None,
+):  # fmt: skip
     """The balanced schedule's program loop (kernels/mla_warp_specialized_loop.py): one
     program per schedule program and head block. program_times: an int64 tensor of
     [programs, PROGRAM_TIMES] to receive each program's and piece's times in ns
-    (tools/program_times.py)."""
+    (tools/program_times.py). out (and lse): where a one-piece request's rows go with the
+    plan's `whole_pieces`; without out every piece writes a partial."""
     from splitkv.kernels.mla_warp_specialized_loop import mla_warp_specialized_loop_kernel
 
     batch = q.shape[0]
@@ -192,6 +202,8 @@ def launch_program_loop(
         plan.workspace.partial_o,
         plan.workspace.partial_lse,
         plan.workspace.piece_ranges,
+        out if out is not None else plan.workspace.partial_o,
+        lse if lse is not None else plan.workspace.partial_lse,
         scale_log2,
         batch,
         page_table.shape[1],
@@ -200,7 +212,11 @@ def launch_program_loop(
         q.stride(1),
         q.stride(2),
         page_table.stride(0),
+        *(out.stride()[:3] if out is not None else (0, 0, 0)),
+        *(lse.stride() if lse is not None else (0, 0, 0)),
         BLOCK_B=max(plan.block_b, MIN_BLOCK_B),
+        WHOLE_PIECES=plan.whole_pieces and out is not None,
+        WRITE_LSE=lse is not None,
         PIECE_COST=plan.piece_cost,
         program_times_ptr=program_times,
         TIME_PROGRAMS=program_times is not None,

@@ -84,7 +84,14 @@ def prepare_splitkv(case: MlaCase | GqaCase, launched_waves: int = 0, **plan_kno
         num_splits=plan.num_splits,
         schedule=describe_schedule(plan),
         merge_run=lambda: merge_workspace(
-            plan, case.seq_lens, out, lse, max_seq_len=max_seq_len, sinks=sinks
+            plan,
+            case.seq_lens,
+            out,
+            lse,
+            max_seq_len=max_seq_len,
+            sinks=sinks,
+            # As after stage 1 on the Gluon kernel (the benchmark's caches are page-contiguous).
+            whole_pieces=plan.whole_pieces,
         ),
         stage1_run=stage1,
     )

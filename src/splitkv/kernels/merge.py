@@ -52,6 +52,7 @@ def merge_splits_kernel(
     BALANCED: tl.constexpr,
     HAS_KEY_START: tl.constexpr,
     WAIT_FOR_STAGE_1: tl.constexpr = False,
+    WHOLE_PIECES: tl.constexpr = False,  # BALANCED: one-piece requests were written by stage 1
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     row_id = tl.program_id(0)  # request * ROWS + row
@@ -88,6 +89,11 @@ def merge_splits_kernel(
         first = tl.minimum(tl.maximum(first, 0), num_programs - 1)
         num_written = tl.maximum(tl.minimum(last, num_programs - 1) - first + 1, 0)
         first_slot = row.to(tl.int64) * (num_programs + batch) + first + request
+        if WHOLE_PIECES:  # noqa: SIM102 (a compile-time branch around a run-time one)
+            # One piece held all the request's keys: stage 1 wrote its output and lse itself
+            # (the Gluon program loop's `store_rows`), so there is nothing to fold.
+            if has_keys & (num_written == 1):
+                return
     # Most rows of a ragged batch have one or two partials, where a [BLOCK_S, BLOCK_D] tile
     # spends its instructions on masked slots: they take one small tile (H200, docs/perf.md
     # v0.2.4). Uniform plans size BLOCK_S to the split count already: where it is not wider

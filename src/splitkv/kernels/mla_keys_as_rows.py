@@ -31,6 +31,7 @@ from splitkv.kernels.shared_rows import wait_for_key_block
 
 LATENT = gl.constexpr(512)
 HALF = gl.constexpr(256)
+LN2 = gl.constexpr(0.6931471805599453)  # base-2 lse to natural log
 
 
 @gluon.jit
@@ -40,11 +41,13 @@ def attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, r
                              partial_lse_ptr, scale_log2, queries_in, queries_free,
                              NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
                              NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
-                             RELEASE_QUERIES: gl.constexpr):  # fmt: skip
+                             RELEASE_QUERIES: gl.constexpr, final=None,
+                             whole=False):  # fmt: skip
     """`attend_key_blocks` with the keys as rows: the head block's BLOCK_Q query rows (q_lo's
     rows) as wgmma's N, split between the partition's warpgroups (one for 16-32 rows; two for
     64, each then attending its own 32 rows to the same ring: the softmax reduces over keys,
-    which stay inside a warpgroup, so the two never exchange anything)."""
+    which stay inside a warpgroup, so the two never exchange anything). `final` and `whole`:
+    `store_rows`."""
     BLOCK_Q: gl.constexpr = q_lo.shape[0]
     GROUPS: gl.constexpr = gl.num_warps() // 4
     # One layout for S^T [64, BLOCK_Q] and O^T's halves [256, BLOCK_Q] (4 reps of 64 rows), so
@@ -104,16 +107,68 @@ def attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, r
         o_lo, o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi))
         mbarrier.arrive(empty.index(stage), count=1)
 
-    # The partial: rows that saw no key get out 0 and lse -inf (the merge weighs them 0).
-    l_i = gl.sum(l_rows, 0)
-    row_ok = (head_block * BLOCK_Q + rows < rows_total) & (num_blocks > 0)
+    store_rows(m_i, gl.sum(l_rows, 0), o_lo, o_hi, head_block * BLOCK_Q + rows, rows_total,
+               num_blocks, (slot_base + rows.to(gl.int64)) * num_splits + split, partial_o_ptr,
+               partial_lse_ptr, NUM_HEADS, layout, final, whole)  # fmt: skip
+
+
+@gluon.jit
+def store_rows(m_i, l_i, o_lo, o_hi, rows, rows_total, num_blocks, slots, partial_o_ptr,
+               partial_lse_ptr, NUM_HEADS: gl.constexpr, layout: gl.constexpr, final=None,
+               whole=False):  # fmt: skip
+    """The piece's rows (O^T's columns): its partial at `slots`, or, where `whole` (the piece
+    holds its request's every key) and `final` is given, the request's output and lse
+    themselves, so the merge has nothing to fold for it (kernels/merge.py, WHOLE_PIECES).
+    final: (out + the request's offset, lse + its offset, out's query-position and head
+    strides, lse's, WRITE_LSE). Rows that saw no key get out 0 and lse -inf (the merge weighs
+    a partial so 0)."""
+    per_key: gl.constexpr = gl.SliceLayout(1, layout)
+    row_ok = (rows < rows_total) & (num_blocks > 0)
     has_keys = l_i > 0.0
     lse = gl.where(has_keys, m_i + gl.log2(gl.where(has_keys, l_i, 1.0)), float("-inf"))
-    slots = (slot_base + rows.to(gl.int64)) * num_splits + split
-    gl.store(partial_lse_ptr + slots, lse, mask=row_ok)
     inv_l = gl.where(has_keys, 1.0 / gl.where(has_keys, l_i, 1.0), 0.0)[None, :]
+    columns = gl.arange(0, HALF, per_key)[:, None]
+    if final is not None:
+        if whole:
+            store_final(o_lo * inv_l, o_hi * inv_l, lse, rows, row_ok, columns, NUM_HEADS, final)
+        else:
+            store_partial(o_lo * inv_l, o_hi * inv_l, lse, slots, row_ok, columns,
+                          partial_o_ptr, partial_lse_ptr)  # fmt: skip
+    else:
+        store_partial(o_lo * inv_l, o_hi * inv_l, lse, slots, row_ok, columns, partial_o_ptr,
+                      partial_lse_ptr)  # fmt: skip
+
+
+@gluon.jit
+def store_partial(o_lo, o_hi, lse, slots, row_ok, columns, partial_o_ptr, partial_lse_ptr):
+    """The normalised O^T halves and base-2 lse of a piece at its partial slots."""
+    gl.store(partial_lse_ptr + slots, lse, mask=row_ok)
     # O^T's column r is row r's output: lanes holding neighbouring value columns write
     # neighbouring addresses (32-byte runs).
-    offsets = slots[None, :] * LATENT + gl.arange(0, HALF, per_key)[:, None]
-    gl.store(partial_o_ptr + offsets, o_lo * inv_l, mask=row_ok[None, :])
-    gl.store(partial_o_ptr + offsets + HALF, o_hi * inv_l, mask=row_ok[None, :])
+    offsets = slots[None, :] * LATENT + columns
+    gl.store(partial_o_ptr + offsets, o_lo, mask=row_ok[None, :])
+    gl.store(partial_o_ptr + offsets + HALF, o_hi, mask=row_ok[None, :])
+
+
+@gluon.jit
+def store_final(o_lo, o_hi, lse, rows, row_ok, columns, NUM_HEADS: gl.constexpr, final):
+    """The normalised O^T halves as the request's output rows (row r: query position
+    r // heads, head r % heads) and the lse in natural log, as the merge writes them."""
+    (
+        out_ptr,
+        lse_ptr,
+        stride_out_pos,
+        stride_out_head,
+        stride_lse_pos,
+        stride_lse_head,
+        WRITE_LSE,
+    ) = final
+    q_pos, head = (rows // NUM_HEADS).to(gl.int64), (rows % NUM_HEADS).to(gl.int64)
+    out_rows = (q_pos * stride_out_pos + head * stride_out_head)[None, :]
+    dtype = out_ptr.dtype.element_ty
+    gl.store(out_ptr + out_rows + columns, o_lo.to(dtype), mask=row_ok[None, :])
+    gl.store(out_ptr + out_rows + HALF + columns, o_hi.to(dtype), mask=row_ok[None, :])
+    if WRITE_LSE:
+        # Base 2 inside the kernels, natural log outside.
+        gl.store(lse_ptr + q_pos * stride_lse_pos + head * stride_lse_head, lse * LN2,
+                 mask=row_ok)  # fmt: skip

@@ -252,18 +252,22 @@ def attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start
                     num_splits, rows_total, partial_o_ptr, partial_lse_ptr, scale_log2,
                     queries_in, queries_free, NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
                     NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
-                    RELEASE_QUERIES: gl.constexpr, KEYS_AS_ROWS: gl.constexpr):  # fmt: skip
+                    RELEASE_QUERIES: gl.constexpr, KEYS_AS_ROWS: gl.constexpr, final=None,
+                    whole=False):  # fmt: skip
     """The consumers: `attend_key_blocks_narrow` (keys as wgmma's rows; always for head blocks
     under 64 rows) or `attend_key_blocks` (query rows as wgmma's rows, 64-row head blocks).
-    (Gluon cannot bind a function to a name at compile time, so the choice is this branch.)"""
+    (Gluon cannot bind a function to a name at compile time, so the choice is this branch.)
+    final, whole: a whole request's piece writes its output (keys as rows only;
+    `mla_keys_as_rows.store_rows`)."""
     if KEYS_AS_ROWS:
         attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start,
                                  num_blocks, first_key, lo_key, hi_key, seq_len, last_key,
                                  head_block, slot_base, split, num_splits, rows_total,
                                  partial_o_ptr, partial_lse_ptr, scale_log2, queries_in,
                                  queries_free, NUM_HEADS, BLOCK_N, NUM_STAGES, WAIT_FOR_QUERIES,
-                                 RELEASE_QUERIES)  # fmt: skip
+                                 RELEASE_QUERIES, final, whole)  # fmt: skip
     else:
+        gl.static_assert(final is None, "whole pieces need the keys-as-rows consumer")
         attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start,
                           num_blocks, first_key, lo_key, hi_key, seq_len, last_key, head_block,
                           slot_base, split, num_splits, rows_total, partial_o_ptr,

@@ -126,12 +126,15 @@ def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, pag
 @gluon.jit
 def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_ptr, partial_o_ptr,
                   partial_lse_ptr, scale_log2, batch, max_seq_len, program, num_slots, head_block,
-                  share, times_ptr, NUM_HEADS: gl.constexpr, QLEN: gl.constexpr,
+                  share, times_ptr, outputs, NUM_HEADS: gl.constexpr, QLEN: gl.constexpr,
                   BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                   PIECE_COST: gl.constexpr, QUERY_TMA: gl.constexpr,
-                  TIME_PROGRAMS: gl.constexpr, KEYS_AS_ROWS: gl.constexpr):  # fmt: skip
-    """Consumers: each piece's queries, attention and partial, in the producer's order.
-    TIME_PROGRAMS: the time each of the first pieces starts, has its queries, and ends."""
+                  TIME_PROGRAMS: gl.constexpr, KEYS_AS_ROWS: gl.constexpr,
+                  WHOLE_PIECES: gl.constexpr, WRITE_LSE: gl.constexpr):  # fmt: skip
+    """Consumers: each piece's queries, attention and partial, in the producer's order; with
+    WHOLE_PIECES a piece holding its request's every key writes the request's output and lse
+    instead (outputs: out, lse and their strides). TIME_PROGRAMS: the time each of
+    the first pieces starts, has its queries, and ends."""
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     lo_p, hi_p, first, last, first_start, first_len = share
@@ -162,13 +165,20 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                 gl.thread_barrier()
             if TIME_PROGRAMS:
                 gl.store(times_ptr + 3 + 3 * piece, global_time())
+            final, whole = None, False  # every piece writes a partial
+            if WHOLE_PIECES:
+                out_ptr, lse_ptr, out_strides, lse_strides = outputs
+                final = (out_ptr + request.to(gl.int64) * out_strides[0],
+                         lse_ptr + request.to(gl.int64) * lse_strides[0], out_strides[1],
+                         out_strides[2], lse_strides[1], lse_strides[2], WRITE_LSE)  # fmt: skip
+                whole = (lo == 0) & (hi == gl.cdiv(seq_len, BLOCK_N))
             attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, blocks_done,
                             hi - lo, lo * BLOCK_N, lo * BLOCK_N,
                             gl.minimum(hi * BLOCK_N, seq_len), seq_len, seq_len - QLEN,
                             head_block, head_block * BLOCK_Q, program + request, num_slots,
                             ROWS, partial_o_ptr, partial_lse_ptr, scale_log2, queries_in,
                             queries_free, NUM_HEADS, BLOCK_N, NUM_STAGES, False,
-                            QUERY_TMA, KEYS_AS_ROWS)  # fmt: skip
+                            QUERY_TMA, KEYS_AS_ROWS, final, whole)  # fmt: skip
             if TIME_PROGRAMS:
                 gl.store(times_ptr + 4 + 3 * piece, global_time())
             pieces += 1
@@ -188,6 +198,8 @@ def mla_warp_specialized_loop_kernel(
     partial_o_ptr,  # [ROWS, num_programs + batch, 512] a head block, as mla_balanced_kernel
     partial_lse_ptr,
     piece_ranges_ptr,  # [batch, 2] int32: the merge's program range per request
+    out_ptr,  # WHOLE_PIECES: the call's out [batch, qlen, heads, 512] and lse [batch, qlen, heads]
+    lse_ptr,  # (WRITE_LSE; without it a stand-in never written)
     scale_log2,
     batch,
     max_pages,
@@ -196,6 +208,12 @@ def mla_warp_specialized_loop_kernel(
     stride_q_pos,
     stride_q_head,
     stride_table_batch,
+    stride_out_batch,
+    stride_out_pos,
+    stride_out_head,
+    stride_lse_batch,
+    stride_lse_pos,
+    stride_lse_head,
     NUM_HEADS: gl.constexpr,
     QLEN: gl.constexpr,
     BLOCK_Q: gl.constexpr,  # query rows a program: 16, 32 or 64
@@ -206,6 +224,8 @@ def mla_warp_specialized_loop_kernel(
     BLOCK_B: gl.constexpr,
     PIECE_COST: gl.constexpr,  # key blocks' worth of schedule a piece costs (program_share)
     QUERY_TMA: gl.constexpr,
+    WHOLE_PIECES: gl.constexpr = False,  # a whole request's piece writes out / lse itself
+    WRITE_LSE: gl.constexpr = False,
     RELEASE_MERGE: gl.constexpr = False,
     program_times_ptr=None,  # TIME_PROGRAMS: [programs, PROGRAM_TIMES] int64 ns (below)
     TIME_PROGRAMS: gl.constexpr = False,
@@ -245,14 +265,17 @@ def mla_warp_specialized_loop_kernel(
     fence_async_shared()  # the initialised barriers, visible to the bulk copies
     gl.thread_barrier()
     share = (lo_p, hi_p, first, last, first_start, first_len)
+    outputs = (out_ptr, lse_ptr, (stride_out_batch, stride_out_pos, stride_out_head),
+               (stride_lse_batch, stride_lse_pos, stride_lse_head))  # fmt: skip
     # fmt: off
     gl.warp_specialize(
         [
             (attend_pieces, (queries, ring, q_ptr, (stride_q_batch, stride_q_pos, stride_q_head),
                              seq_lens_ptr, piece_ranges_ptr, partial_o_ptr, partial_lse_ptr,
                              scale_log2, batch, max_seq_len, program, num_slots, head_block,
-                             share, times_row, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N, NUM_STAGES,
-                             PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS)),
+                             share, times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
+                             NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
+                             WHOLE_PIECES, WRITE_LSE)),
             (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                            page_table_ptr, stride_table_batch, seq_lens_ptr, batch, max_pages,
                            head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES, PAGE_SIZE,
