@@ -193,6 +193,10 @@ def launch_program_loop(
 
     batch = q.shape[0]
     query_descriptors = query_row_descriptors(q, plan.block_h)
+    # Without whole pieces the kernel never touches out / lse: stand-ins and zero strides, so
+    # the outputs' layout does not multiply its compiled variants.
+    whole = plan.whole_pieces and out is not None
+    write_lse = whole and lse is not None
     mla_warp_specialized_loop_kernel[(plan.num_programs * plan.num_head_blocks,)](
         q,
         *descriptors,
@@ -202,8 +206,8 @@ def launch_program_loop(
         plan.workspace.partial_o,
         plan.workspace.partial_lse,
         plan.workspace.piece_ranges,
-        out if out is not None else plan.workspace.partial_o,
-        lse if lse is not None else plan.workspace.partial_lse,
+        out if whole else plan.workspace.partial_o,
+        lse if write_lse else plan.workspace.partial_lse,
         scale_log2,
         batch,
         page_table.shape[1],
@@ -212,11 +216,11 @@ def launch_program_loop(
         q.stride(1),
         q.stride(2),
         page_table.stride(0),
-        *(out.stride()[:3] if out is not None else (0, 0, 0)),
-        *(lse.stride() if lse is not None else (0, 0, 0)),
+        *(out.stride()[:3] if whole else (0, 0, 0)),
+        *(lse.stride() if write_lse else (0, 0, 0)),
         BLOCK_B=max(plan.block_b, MIN_BLOCK_B),
-        WHOLE_PIECES=plan.whole_pieces and out is not None,
-        WRITE_LSE=lse is not None,
+        WHOLE_PIECES=whole,
+        WRITE_LSE=write_lse,
         PIECE_COST=plan.piece_cost,
         program_times_ptr=program_times,
         TIME_PROGRAMS=program_times is not None,
