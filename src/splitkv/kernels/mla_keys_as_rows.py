@@ -128,6 +128,9 @@ def store_rows(m_i, l_i, o_lo, o_hi, rows, rows_total, num_blocks, slots, partia
     lse = gl.where(has_keys, m_i + gl.log2(gl.where(has_keys, l_i, 1.0)), float("-inf"))
     inv_l = gl.where(has_keys, 1.0 / gl.where(has_keys, l_i, 1.0), 0.0)[None, :]
     columns = gl.arange(0, HALF, per_key)[:, None]
+    # Two ifs: `final is not None` is compile-time, so kernels without it build only the
+    # partial store; `whole` is a run-time value once the program loop has assigned it (a lone
+    # `if whole:` would build store_final for them too, and it cannot take a None `final`).
     if final is not None:
         if whole:
             store_final(o_lo * inv_l, o_hi * inv_l, lse, rows, row_ok, columns, NUM_HEADS, final)
