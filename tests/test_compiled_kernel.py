@@ -120,12 +120,14 @@ def test_warp_specialized_kernels_compile_with_bf16_partials(balanced_batch):
 
 
 @pytest.mark.parametrize("heads,qlen,block_q,page_size", [(12, 1, 16, 64), (16, 2, 32, 8)])
-def test_program_loop_compiles_with_whole_pieces(heads, qlen, block_q, page_size):
+@pytest.mark.parametrize("lse", [[], ["--no-lse"]])
+def test_program_loop_compiles_with_whole_pieces(heads, qlen, block_q, page_size, lse):
     # whole_pieces: the keys-as-rows consumers' epilogue stores a one-piece request's rows to
     # out / lse or its partial; the block loop is the same (68 wgmma). The 32-row build's
     # stack grows 32 -> 64 B, none of it between the first and last wgmma (SASS, session 12).
+    # Without lse (return_lse=False) too: that build once failed in Triton's lowering.
     report = compiled("--warp-specialized", "--page-size", str(page_size), "--heads", str(heads),
                       "--qlen", str(qlen), "--block-q", str(block_q), "--balanced-batch", "8",
-                      "--keys-as-rows", "--whole-pieces")  # fmt: skip
+                      "--keys-as-rows", "--whole-pieces", *lse)  # fmt: skip
     assert report["wgmma"] == 68 and report["setmaxnreg"] > 0
     assert report["stack_bytes"] <= 64 and report["shared_kb"] <= {16: 165, 32: 185}[block_q]

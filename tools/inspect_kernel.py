@@ -89,11 +89,11 @@ def compile_split(
 def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
                              balanced_batch: int = 0, bf16_partials: bool = False,
                              block_q: int = 64, keys_as_rows: bool | None = None,
-                             whole_pieces: bool = False):  # fmt: skip
+                             whole_pieces: bool = False, write_lse: bool = True):  # fmt: skip
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
     builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
     program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many, with
-    whole_pieces its one-piece requests' rows written to out and lse."""
+    whole_pieces its one-piece requests' rows written to out (and lse with write_lse)."""
     import torch
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
@@ -133,7 +133,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
         for name in ("stride_out_batch", "stride_out_pos", "stride_out_head",
                      "stride_lse_batch", "stride_lse_pos", "stride_lse_head"):  # fmt: skip
             signature[name] = "i32"
-        constants.update({"WHOLE_PIECES": whole_pieces, "WRITE_LSE": whole_pieces})
+        constants.update({"WHOLE_PIECES": whole_pieces, "WRITE_LSE": whole_pieces and write_lse})
         constants["BLOCK_B"] = max(1 << (balanced_batch - 1).bit_length(), ws.MIN_BLOCK_B)
         constants["PIECE_COST"] = ws.PIECE_COST
         kernel = mla_warp_specialized_loop_kernel
@@ -213,6 +213,8 @@ def main() -> None:
     )
     parser.add_argument("--whole-pieces", action="store_true",
                         help="--balanced-batch: one-piece requests to out / lse")  # fmt: skip
+    parser.add_argument("--no-lse", action="store_true",
+                        help="--whole-pieces: the call asks for no lse (return_lse=False)")  # fmt: skip
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -220,7 +222,7 @@ def main() -> None:
         kernel = compile_warp_specialized(args.page_size, args.heads, args.qlen, args.arch,
                                           args.balanced_batch, args.bf16_partials,
                                           args.block_q, args.keys_as_rows or None,
-                                          args.whole_pieces)  # fmt: skip
+                                          args.whole_pieces, not args.no_lse)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
                **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg")}  # fmt: skip
         print(json.dumps(row) if args.json else row)

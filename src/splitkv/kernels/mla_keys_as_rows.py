@@ -119,8 +119,8 @@ def store_rows(m_i, l_i, o_lo, o_hi, rows, rows_total, num_blocks, slots, partia
     """The piece's rows (O^T's columns): its partial at `slots`, or, where `whole` (the piece
     holds its request's every key) and `final` is given, the request's output and lse
     themselves, so the merge has nothing to fold for it (kernels/merge.py, WHOLE_PIECES).
-    final: (out + the request's offset, lse + its offset, out's query-position and head
-    strides, lse's, WRITE_LSE). Rows that saw no key get out 0 and lse -inf (the merge weighs
+    final: (out + the request's offset, out's query-position and head strides), then, when
+    the call asked for the lse, (lse + its offset, its strides). Rows that saw no key get out 0 and lse -inf (the merge weighs
     a partial so 0)."""
     per_key: gl.constexpr = gl.SliceLayout(1, layout)
     row_ok = (rows < rows_total) & (num_blocks > 0)
@@ -157,21 +157,17 @@ def store_partial(o_lo, o_hi, lse, slots, row_ok, columns, partial_o_ptr, partia
 def store_final(o_lo, o_hi, lse, rows, row_ok, columns, NUM_HEADS: gl.constexpr, final):
     """The normalised O^T halves as the request's output rows (row r: query position
     r // heads, head r % heads) and the lse in natural log, as the merge writes them."""
-    (
-        out_ptr,
-        lse_ptr,
-        stride_out_pos,
-        stride_out_head,
-        stride_lse_pos,
-        stride_lse_head,
-        WRITE_LSE,
-    ) = final
+    out_ptr, stride_out_pos, stride_out_head = final[0], final[1], final[2]
     q_pos, head = (rows // NUM_HEADS).to(gl.int64), (rows % NUM_HEADS).to(gl.int64)
     out_rows = (q_pos * stride_out_pos + head * stride_out_head)[None, :]
     dtype = out_ptr.dtype.element_ty
     gl.store(out_ptr + out_rows + columns, o_lo.to(dtype), mask=row_ok[None, :])
     gl.store(out_ptr + out_rows + HALF + columns, o_hi.to(dtype), mask=row_ok[None, :])
-    if WRITE_LSE:
+    # The lse's part is there only when the call asked for it: a compile-time test (a
+    # constexpr flag inside the tuple would reach here as a run-time i1, whose dead branch
+    # broke Triton 3.6's lowering to LLVM).
+    if len(final) > 3:
+        lse_ptr, stride_lse_pos, stride_lse_head = final[3], final[4], final[5]
         # Base 2 inside the kernels, natural log outside.
         gl.store(lse_ptr + q_pos * stride_lse_pos + head * stride_lse_head, lse * LN2,
                  mask=row_ok)  # fmt: skip

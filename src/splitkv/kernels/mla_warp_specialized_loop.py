@@ -168,9 +168,11 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
             final, whole = None, False  # every piece writes a partial
             if WHOLE_PIECES:
                 out_ptr, lse_ptr, out_strides, lse_strides = outputs
-                final = (out_ptr + request.to(gl.int64) * out_strides[0],
-                         lse_ptr + request.to(gl.int64) * lse_strides[0], out_strides[1],
-                         out_strides[2], lse_strides[1], lse_strides[2], WRITE_LSE)  # fmt: skip
+                final = (out_ptr + request.to(gl.int64) * out_strides[0], out_strides[1],
+                         out_strides[2])  # fmt: skip
+                if WRITE_LSE:  # the lse's part only then: store_final tells by the length
+                    final = final + (lse_ptr + request.to(gl.int64) * lse_strides[0],
+                                     lse_strides[1], lse_strides[2])  # fmt: skip
                 whole = (lo == 0) & (hi == gl.cdiv(seq_len, BLOCK_N))
             attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, blocks_done,
                             hi - lo, lo * BLOCK_N, lo * BLOCK_N,
