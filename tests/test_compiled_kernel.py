@@ -119,6 +119,20 @@ def test_warp_specialized_kernels_compile_with_bf16_partials(balanced_batch):
     assert report["wgmma"] > 0 and report["stack_bytes"] <= 32
 
 
+@pytest.mark.parametrize("balanced_batch", ["0", "8"])
+@pytest.mark.parametrize("heads,block_q", [(12, 16), (128, 64)])
+def test_early_start_brings_keys_before_its_wait(balanced_batch, heads, block_q):
+    # early_start: the producer's first key blocks are issued before griddepcontrol.wait (the
+    # queries after it), and the consumers' loop is the one the default builds.
+    args = ("--warp-specialized", "--heads", str(heads), "--block-q", str(block_q),
+            "--balanced-batch", balanced_batch)  # fmt: skip
+    early, default = compiled(*args, "--early-start"), compiled(*args)
+    assert default["copies_before_wait"] is None
+    assert early["copies_before_wait"] > 0
+    assert early["wgmma"] == default["wgmma"] and early["shared_kb"] == default["shared_kb"]
+    assert early["stack_bytes"] <= 32
+
+
 @pytest.mark.parametrize("heads,qlen,block_q,page_size", [(12, 1, 16, 64), (16, 2, 32, 8)])
 @pytest.mark.parametrize("lse", [[], ["--no-lse"]])
 def test_program_loop_compiles_with_whole_pieces(heads, qlen, block_q, page_size, lse):

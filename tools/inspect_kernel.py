@@ -89,11 +89,13 @@ def compile_split(
 def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
                              balanced_batch: int = 0, bf16_partials: bool = False,
                              block_q: int = 64, keys_as_rows: bool | None = None,
-                             whole_pieces: bool = False, write_lse: bool = True):  # fmt: skip
+                             whole_pieces: bool = False, write_lse: bool = True,
+                             early_start: bool = False):  # fmt: skip
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
     builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
     program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many, with
-    whole_pieces its one-piece requests' rows written to out (and lse with write_lse)."""
+    whole_pieces its one-piece requests' rows written to out (and lse with write_lse); with
+    early_start launched as a dependent of the kernel ahead (its prologue before the wait)."""
     import torch
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
@@ -117,7 +119,8 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     constants = {"NUM_HEADS": heads, "QLEN": qlen, "BLOCK_Q": block_q,
                  "KEYS_AS_ROWS": keys_as_rows, "PAGE_SIZE": page_size,
                  "BLOCK_N": ws.BLOCK_N, "NUM_STAGES": ws.NUM_STAGES, "SPLIT_MAJOR": True,
-                 "HAS_KEY_START": False, "RELEASE_MERGE": True}  # fmt: skip
+                 "HAS_KEY_START": False, "RELEASE_MERGE": True,
+                 "EARLY_START": early_start}  # fmt: skip
     # The queries by bulk copies too, as for a contiguous q.
     q = torch.empty(2, qlen, heads, ws.HEAD_DIM_QK, dtype=torch.bfloat16)
     q_lat, q_rope = ws.query_row_descriptors(q, block_q)
@@ -148,6 +151,13 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     source = GluonASTSource(kernel, signature, constants, attrs)
     target = GPUTarget("cuda", arch, 32)
     return triton.compile(source, target=target, options={"num_warps": ws.num_warps_for(block_q)})
+
+
+def copies_before_wait(ptx: str) -> int | None:
+    """Bulk copies the PTX issues before its first `griddepcontrol.wait` (early_start: the
+    producer's early key blocks); None without a wait."""
+    wait = ptx.find("griddepcontrol.wait")
+    return None if wait < 0 else ptx[:wait].count("cp.async.bulk.tensor")
 
 
 def registers_and_stack(kernel) -> tuple[int, int]:
@@ -214,7 +224,9 @@ def main() -> None:
     parser.add_argument("--whole-pieces", action="store_true",
                         help="--balanced-batch: one-piece requests to out / lse")  # fmt: skip
     parser.add_argument("--no-lse", action="store_true",
-                        help="--whole-pieces: the call asks for no lse (return_lse=False)")  # fmt: skip
+                        help="--whole-pieces: a call without lse (return_lse=False)")  # fmt: skip
+    parser.add_argument("--early-start", action="store_true",
+                        help="--warp-specialized: a dependent of the kernel ahead")  # fmt: skip
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -222,9 +234,11 @@ def main() -> None:
         kernel = compile_warp_specialized(args.page_size, args.heads, args.qlen, args.arch,
                                           args.balanced_batch, args.bf16_partials,
                                           args.block_q, args.keys_as_rows or None,
-                                          args.whole_pieces, not args.no_lse)  # fmt: skip
+                                          args.whole_pieces, not args.no_lse,
+                                          args.early_start)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
-               **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg")}  # fmt: skip
+               **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg"),
+               "copies_before_wait": copies_before_wait(kernel.asm["ptx"])}  # fmt: skip
         print(json.dumps(row) if args.json else row)
         return
     configs = STANDARD

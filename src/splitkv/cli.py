@@ -186,7 +186,12 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         ),
         (
             "--whole-pieces",
-            "Gluon program loop: a request one piece holds written by stage 1 (default on)",
+            "Gluon program loop: a request one piece holds written by stage 1 (default off)",
+        ),
+        (
+            "--early-start",
+            "Gluon stage 1 launched as a programmatic dependent of the kernel ahead, its "
+            "prologue and first old keys before the wait (default off)",
         ),
     ):
         parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
@@ -318,6 +323,7 @@ def _trials(args: argparse.Namespace) -> list:
             "num_programs",
             "piece_cost",
             "whole_pieces",
+            "early_start",
         )
         if getattr(args, k) is not None
     }
@@ -484,6 +490,7 @@ def _print_plan(plan) -> None:
         "program_loop",
         "piece_cost",
         "whole_pieces",
+        "early_start",
         "warp_specialized",
         "keys_as_rows",
         "merge_block_s",

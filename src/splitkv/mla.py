@@ -317,6 +317,7 @@ def merge_workspace(
             HAS_KEY_START=key_starts is not None,
             WAIT_FOR_STAGE_1=plan.dependent_launch,
             WHOLE_PIECES=whole_pieces and balanced,
+            RELEASE_NEXT=plan.early_start,
             num_warps=plan.merge_num_warps,
             **({"launch_pdl": True} if plan.dependent_launch else {}),
         )

@@ -27,6 +27,7 @@ from splitkv.plan_rules import (
     default_merge_block_s,
     default_merge_d_split,
     default_merge_num_warps,
+    early_start_for,
     grid_order_for,
     host_lengths,
     keys_as_rows_for,
@@ -94,7 +95,8 @@ class DecodePlan:
     64-row tiles on Hopper, uniform or program loop) runs stage 1 on the Gluon kernels instead
     of the Triton ones.
     Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row;
-    `dependent_launch` starts it as a programmatic dependent of stage 1. `partial_dtype`: the
+    `dependent_launch` starts it as a programmatic dependent of stage 1; `early_start` starts
+    the Gluon stage 1 as one of the kernel ahead of it. `partial_dtype`: the
     element type of the normalised partial outputs stage 1 writes and the merge reads.
     """
 
@@ -129,6 +131,7 @@ class DecodePlan:
     warp_specialized: bool
     keys_as_rows: bool
     dependent_launch: bool
+    early_start: bool
     merge_block_s: int
     merge_d_split: int
     merge_num_warps: int
@@ -179,6 +182,7 @@ def plan_decode(
     warp_specialized: bool | None = None,
     keys_as_rows: bool | None = None,
     dependent_launch: bool | None = None,
+    early_start: bool | None = None,
     partial_dtype: torch.dtype = torch.float32,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
     head_dim_v: int = MLA_HEAD_DIM_V,
@@ -278,6 +282,14 @@ def plan_decode(
             4 at 12 heads; unmeasured). True asks for the Gluon kernel too.
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
+        early_start: with warp_specialized and dependent_launch: launch stage 1 as a
+            programmatic dependent of the kernel ahead of it in the stream (and let the merge
+            release the next call's stage 1 early), so its launch, schedule, page ids and
+            first key blocks overlap that kernel's tail. The caller's contract: seq_lens, the
+            page table and every cached key but each request's last qlen (the new tokens,
+            read only after the wait) are written before the kernel ahead of stage 1 starts
+            (as when they are copied in before a graph replays, the new tokens' keys written
+            by the kernel just ahead). Opt-in: `warp_specialized.EARLY_START`.
         partial_dtype: torch.float32 (default) or torch.bfloat16: the normalised partial
             outputs between the two stages (lse stays float32). bfloat16 halves what stage 1
             writes and the merge reads (each partial then carries bf16 rounding, ~0.4% of
@@ -548,6 +560,9 @@ def plan_decode(
         raise ValueError(f"kv_tma: needs page_size >= block_n={block_n}, got {page_size}")
     if dependent_launch is None:
         dependent_launch = spec.dependent_launch and not interpreted
+    early_start = early_start_for(
+        early_start, warp_specialized=warp_specialized, dependent_launch=bool(dependent_launch)
+    )
     # Slots for the balanced schedule's partials: one per (program, request) piece.
     num_slots = num_programs + batch_size if schedule == "balanced" else None
 
@@ -612,6 +627,7 @@ def plan_decode(
         warp_specialized=warp_specialized,
         keys_as_rows=keys_as_rows,
         dependent_launch=bool(dependent_launch),
+        early_start=early_start,
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,
         merge_num_warps=merge_num_warps,

@@ -106,6 +106,24 @@ def whole_pieces_for(
     return requested
 
 
+def early_start_for(requested: bool | None, *, warp_specialized: bool, dependent_launch: bool
+                    ) -> bool:  # fmt: skip
+    """The plan's `early_start`: as requested (the Gluon kernels on a device with programmatic
+    dependent launch only: their producer prefetches keys before the wait), else
+    `warp_specialized.EARLY_START` there."""
+    runs = warp_specialized and dependent_launch
+    if requested is None:
+        return ws.EARLY_START and runs
+    if not isinstance(requested, bool):
+        raise TypeError(f"early_start: expected a bool, got {type(requested).__name__}")
+    if requested and not runs:
+        raise ValueError(
+            "early_start: needs the warp-specialized kernels (warp_specialized) and a device "
+            "with programmatic dependent launch (dependent_launch, Hopper on)"
+        )
+    return requested
+
+
 def warp_specialized_for(requested: bool | None, *, pinned: tuple, pays: bool, **config) -> bool:
     """The plan's `warp_specialized`: as requested (ValueError where it cannot run), else on
     wherever it can run and pays, unless a Triton-tile knob was pinned."""

@@ -26,6 +26,10 @@ PIECE_COST = 2
 # writes its output itself, and the merge skips the request's rows): off until measured on the
 # GPU (docs/perf.md, v0.2.11).
 WHOLE_PIECES = False
+# The Gluon kernels' default `early_start` (stage 1 launched as a programmatic dependent of the
+# kernel ahead of it, its schedule, page ids and first old keys read before waiting for that
+# kernel): off until measured on the GPU (docs/perf.md, v0.2.12).
+EARLY_START = False
 # The program loop scans the batch's lengths at least this wide: narrower scans (batches of up
 # to 16) compiled with ~30 spilled registers reloaded in the consumers' block loop (280 bytes
 # of stack at 12 heads x qlen 4; 12 heads x qlen 4 ragged ~230 us a program against ~143).
@@ -122,8 +126,11 @@ def row_descriptors(tensor: torch.Tensor, shape: list, strides: list, rows: int)
 
 def tile_constants(plan, q, page_size, query_descriptors) -> dict:
     """The compile-time arguments both Gluon kernels (uniform and program loop) take alike:
-    the rows, the tile, the consumer, the query copies, the merge's early launch, the warps."""
+    the rows, the tile, the consumer, the query copies, the merge's early launch, stage 1's
+    own (`early_start`: launched as a dependent of the kernel ahead), the warps."""
+    early = {"EARLY_START": True, "launch_pdl": True} if plan.early_start else {}
     return {
+        **early,
         "NUM_HEADS": q.shape[2],
         "QLEN": q.shape[1],
         "BLOCK_Q": plan.block_h,

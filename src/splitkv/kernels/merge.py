@@ -10,7 +10,7 @@ BLOCK_S = D_SPLIT = 1 is the plain serial merge.
 import triton
 import triton.language as tl
 
-from splitkv.kernels.dependent_launch import wait_for_prior_grid
+from splitkv.kernels.dependent_launch import release_dependent_grid, wait_for_prior_grid
 from splitkv.kernels.online_softmax import fold_states, merged_lse, merged_output, state_weights
 from splitkv.kernels.rows import row_offsets
 from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
@@ -53,8 +53,12 @@ def merge_splits_kernel(
     HAS_KEY_START: tl.constexpr,
     WAIT_FOR_STAGE_1: tl.constexpr = False,
     WHOLE_PIECES: tl.constexpr = False,  # BALANCED: one-piece requests were written by stage 1
+    RELEASE_NEXT: tl.constexpr = False,  # the next call's stage 1 starts early (early_start)
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
+    # The next call's stage 1 (a dependent launch with the plan's `early_start`) may start its
+    # prologue now; it waits for our writes before reading q or writing the workspace.
+    release_dependent_grid(RELEASE_NEXT)
     row_id = tl.program_id(0)  # request * ROWS + row
     d_start = tl.program_id(1) * BLOCK_D
     request = row_id // ROWS

@@ -120,8 +120,8 @@ def store_rows(m_i, l_i, o_lo, o_hi, rows, rows_total, num_blocks, slots, partia
     holds its request's every key) and `final` is given, the request's output and lse
     themselves, so the merge has nothing to fold for it (kernels/merge.py, WHOLE_PIECES).
     final: (out + the request's offset, out's query-position and head strides), then, when
-    the call asked for the lse, (lse + its offset, its strides). Rows that saw no key get out 0 and lse -inf (the merge weighs
-    a partial so 0)."""
+    the call asked for the lse, (lse + its offset, its strides). Rows that saw no key get out
+    0 and lse -inf (the merge weighs a partial so 0)."""
     per_key: gl.constexpr = gl.SliceLayout(1, layout)
     row_ok = (rows < rows_total) & (num_blocks > 0)
     has_keys = l_i > 0.0

@@ -36,6 +36,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
 from splitkv.kernels.mla_keys_as_rows import attend_key_blocks_narrow
 from splitkv.kernels.shared_rows import wait_for_key_block
 from splitkv.kernels.split_range import clamped_seq_len, keys_per_split, split_and_request
@@ -148,18 +149,38 @@ def load_query_block(q_lat_desc, q_rope_desc, q_lo, q_hi, q_pe, queries_in, quer
 
 @gluon.jit
 def load_split(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, table_row,
-               max_pages, first_key, num_blocks, query_row, BLOCK_N: gl.constexpr,
-               NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr,
-               QUERY_TMA: gl.constexpr):  # fmt: skip
+               max_pages, first_key, num_blocks, query_row, new_keys_from,
+               BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr,
+               QUERY_TMA: gl.constexpr, EARLY_START: gl.constexpr):  # fmt: skip
     """Producer of the uniform kernel: with QUERY_TMA the queries first, then the split's key
-    blocks."""
+    blocks. EARLY_START: the ring's first blocks before the wait for the kernel ahead, those
+    whose keys all lie before `new_keys_from` (`early_key_blocks`), the queries after it."""
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
+    early = 0
+    if EARLY_START:
+        early = early_key_blocks(first_key, num_blocks, new_keys_from, BLOCK_N, NUM_STAGES)
+        load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
+                        max_pages, first_key, early, 0, BLOCK_N, NUM_STAGES,
+                        PAGE_SIZE)  # fmt: skip
+        wait_for_kernel_ahead()
     if QUERY_TMA:
         load_query_block(q_lat_desc, q_rope_desc, q_lo, q_hi, q_pe, queries_in, queries_free,
                          query_row, 0)  # fmt: skip
     load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
-                    first_key, num_blocks, 0, BLOCK_N, NUM_STAGES, PAGE_SIZE)  # fmt: skip
+                    first_key + early * BLOCK_N, num_blocks - early, early, BLOCK_N,
+                    NUM_STAGES, PAGE_SIZE)  # fmt: skip
+
+
+@gluon.jit
+def early_key_blocks(first_key, num_blocks, new_keys_from, BLOCK_N: gl.constexpr,
+                     NUM_STAGES: gl.constexpr):  # fmt: skip
+    """How many of a piece's first key blocks (from first_key) the producer may bring before
+    the wait for the kernel ahead (EARLY_START): at most the ring's stages (the consumers free
+    none before the queries come), and only blocks whose keys all lie before new_keys_from
+    (the new tokens' keys, which that kernel may still be writing)."""
+    old = gl.maximum(new_keys_from - first_key, 0) // BLOCK_N
+    return gl.minimum(gl.minimum(old, num_blocks), NUM_STAGES)
 
 
 @gluon.jit
@@ -324,17 +345,19 @@ def mla_warp_specialized_kernel(
     HAS_KEY_START: gl.constexpr,
     QUERY_TMA: gl.constexpr,
     RELEASE_MERGE: gl.constexpr = False,
+    EARLY_START: gl.constexpr = False,  # launched as a dependent of the kernel ahead
 ):
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
     from the request's first key), the keys of a key_starts request before it masked rather
-    than skipped by a partial copy."""
+    than skipped by a partial copy. EARLY_START (the plan's `early_start`): nothing but
+    seq_lens, key_starts, the page table and old keys is read, and nothing written, before
+    the wait for the kernel ahead (the producer's, `load_split`; the consumers write only
+    after the queries it brings after that wait)."""
     ROWS: gl.constexpr = QLEN * NUM_HEADS
     HEAD_BLOCKS: gl.constexpr = (ROWS + BLOCK_Q - 1) // BLOCK_Q
     if RELEASE_MERGE:
-        # The merge may launch now (kernels/dependent_launch.py); it waits for our writes.
-        gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [],
-                                  dtype=gl.int32, is_pure=False, pack=1)  # fmt: skip
+        release_dependents()  # the merge may launch now; it waits for our writes
     pid = gl.program_id(0)
     # The head blocks of one (request, split) are neighbours: they read the same keys at about
     # the same time, so the second read comes from L2 (128 heads x 48 requests: -9%, against
@@ -358,6 +381,8 @@ def mla_warp_specialized_kernel(
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     if not QUERY_TMA:  # else the producer brings them
+        if EARLY_START:
+            wait_for_kernel_ahead()  # it may be writing q
         store_query_rows(q_lo, q_hi, q_pe, q_ptr, request, head_block, stride_q_batch,
                          stride_q_pos, stride_q_head, ROWS, NUM_HEADS)  # fmt: skip
     # The query rows every warp wrote and the initialised barriers, visible to the wgmma and
@@ -378,8 +403,8 @@ def mla_warp_specialized_kernel(
                                  KEYS_AS_ROWS)),
             (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                           table_row, max_pages, first_key, num_blocks,
-                          request * ROWS + head_block * BLOCK_Q, BLOCK_N, NUM_STAGES, PAGE_SIZE,
-                          QUERY_TMA)),
+                          request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
+                          NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START)),
         ],
         [1],  # the producer: one warp that only issues copies
         [24],  # and few registers, so the consumers keep theirs

@@ -26,9 +26,11 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
 
 from splitkv.kernels.balanced import piece_blocks, record_piece_range, request_units
+from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
 from splitkv.kernels.mla_warp_specialized import (
     allocate_buffers,
     attend_any_rows,
+    early_key_blocks,
     load_key_blocks,
     load_query_block,
     store_query_rows,
@@ -89,13 +91,27 @@ def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, pag
                 stride_table_batch, seq_lens_ptr, batch, max_pages, head_block, share,
                 ROWS: gl.constexpr, BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr,
                 NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr, PIECE_COST: gl.constexpr,
-                QUERY_TMA: gl.constexpr):  # fmt: skip
+                QUERY_TMA: gl.constexpr, QLEN: gl.constexpr,
+                EARLY_START: gl.constexpr):  # fmt: skip
     """Producer: every piece's key blocks into the ring, one after the other, and with
-    QUERY_TMA its query rows once the consumers freed the previous ones."""
+    QUERY_TMA its query rows once the consumers freed the previous ones. EARLY_START: the
+    first piece's first old blocks before the wait for the kernel ahead
+    (`early_key_blocks`)."""
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     lo_p, hi_p, first, last, first_start, first_len = share
     max_seq_len = max_pages * PAGE_SIZE
+    early = 0
+    if EARLY_START:
+        lo, hi = piece_blocks(lo_p, hi_p, first_start, gl.cdiv(first_len, BLOCK_N), PIECE_COST)
+        early = early_key_blocks(lo * BLOCK_N, gl.maximum(hi - lo, 0), first_len - QLEN,
+                                 BLOCK_N, NUM_STAGES)  # fmt: skip
+        early = gl.where(first <= last, early, 0)  # a program with no request reads nothing
+        table_row = page_table_ptr + first.to(gl.int64) * stride_table_batch
+        load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
+                        max_pages, lo * BLOCK_N, early, 0, BLOCK_N, NUM_STAGES,
+                        PAGE_SIZE)  # fmt: skip
+        wait_for_kernel_ahead()
     start = first_start
     blocks_done = 0
     pieces = 0
@@ -116,9 +132,10 @@ def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, pag
                                  pieces)  # fmt: skip
                 pieces += 1
         table_row = page_table_ptr + request.to(gl.int64) * stride_table_batch
+        skip = gl.where(request == first, early, 0)  # brought before the wait
         load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
-                        max_pages, lo * BLOCK_N, blocks, blocks_done, BLOCK_N, NUM_STAGES,
-                        PAGE_SIZE)  # fmt: skip
+                        max_pages, (lo + skip) * BLOCK_N, blocks - skip, blocks_done + skip,
+                        BLOCK_N, NUM_STAGES, PAGE_SIZE)  # fmt: skip
         blocks_done += blocks
         start += request_units(gl.cdiv(seq_len, BLOCK_N), PIECE_COST)
 
@@ -130,11 +147,15 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                   BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                   PIECE_COST: gl.constexpr, QUERY_TMA: gl.constexpr,
                   TIME_PROGRAMS: gl.constexpr, KEYS_AS_ROWS: gl.constexpr,
-                  WHOLE_PIECES: gl.constexpr, WRITE_LSE: gl.constexpr):  # fmt: skip
+                  WHOLE_PIECES: gl.constexpr, WRITE_LSE: gl.constexpr,
+                  EARLY_START: gl.constexpr):  # fmt: skip
     """Consumers: each piece's queries, attention and partial, in the producer's order; with
     WHOLE_PIECES a piece holding its request's every key writes the request's output and lse
     instead (outputs: out, lse and their strides). TIME_PROGRAMS: the time each of
-    the first pieces starts, has its queries, and ends."""
+    the first pieces starts, has its queries, and ends. EARLY_START: nothing before the wait
+    for the kernel ahead (the merge ahead may still read the piece ranges and partials)."""
+    if EARLY_START:
+        wait_for_kernel_ahead()
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     lo_p, hi_p, first, last, first_start, first_len = share
@@ -171,7 +192,8 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                 final = (out_ptr + request.to(gl.int64) * out_strides[0], out_strides[1],
                          out_strides[2])  # fmt: skip
                 if WRITE_LSE:  # the lse's part only then: store_final tells by the length
-                    final = final + (lse_ptr + request.to(gl.int64) * lse_strides[0],
+                    final = final + (  # noqa: RUF005 (the JIT frontend takes no starred tuple)
+                                     lse_ptr + request.to(gl.int64) * lse_strides[0],
                                      lse_strides[1], lse_strides[2])  # fmt: skip
                 whole = (lo == 0) & (hi == gl.cdiv(seq_len, BLOCK_N))
             attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, blocks_done,
@@ -229,18 +251,20 @@ def mla_warp_specialized_loop_kernel(
     WHOLE_PIECES: gl.constexpr = False,  # a whole request's piece writes out / lse itself
     WRITE_LSE: gl.constexpr = False,
     RELEASE_MERGE: gl.constexpr = False,
+    EARLY_START: gl.constexpr = False,  # launched as a dependent of the kernel ahead
     program_times_ptr=None,  # TIME_PROGRAMS: [programs, PROGRAM_TIMES] int64 ns (below)
     TIME_PROGRAMS: gl.constexpr = False,
 ):
     """Program (schedule program, head block), the head block fastest: the head blocks of one
     share read the same keys at about the same time (the second read from L2). TIME_PROGRAMS
     (tools/program_times.py) records when each program starts and ends, and when its pieces
-    do, on the GPU's global timer: which programs a wave waits for, and on what."""
+    do, on the GPU's global timer: which programs a wave waits for, and on what. EARLY_START
+    (the plan's `early_start`): before the wait for the kernel ahead only seq_lens, the page
+    table and the first piece's old keys are read (`load_pieces`), and nothing is written."""
     ROWS: gl.constexpr = QLEN * NUM_HEADS
     HEAD_BLOCKS: gl.constexpr = (ROWS + BLOCK_Q - 1) // BLOCK_Q
     if RELEASE_MERGE:
-        gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [],
-                                  dtype=gl.int32, is_pure=False, pack=1)  # fmt: skip
+        release_dependents()  # the merge may launch now; it waits for our writes
     pid = gl.program_id(0)
     times_row = seq_lens_ptr  # a stand-in, never written, without TIME_PROGRAMS
     if TIME_PROGRAMS:
@@ -255,6 +279,8 @@ def mla_warp_specialized_loop_kernel(
         gl.num_warps(),
     )  # fmt: skip
     if spanned < batch:
+        if EARLY_START:
+            wait_for_kernel_ahead()  # the merge ahead may still read this slot
         row_layout: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
         rows = head_block * BLOCK_Q + gl.arange(0, BLOCK_Q, row_layout)
         gl.store(partial_lse_ptr + rows.to(gl.int64) * num_slots + program + spanned,
@@ -277,11 +303,11 @@ def mla_warp_specialized_loop_kernel(
                              scale_log2, batch, max_seq_len, program, num_slots, head_block,
                              share, times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
                              NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
-                             WHOLE_PIECES, WRITE_LSE)),
+                             WHOLE_PIECES, WRITE_LSE, EARLY_START)),
             (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                            page_table_ptr, stride_table_batch, seq_lens_ptr, batch, max_pages,
                            head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES, PAGE_SIZE,
-                           PIECE_COST, QUERY_TMA)),
+                           PIECE_COST, QUERY_TMA, QLEN, EARLY_START)),
         ],
         [1],  # the producer: one warp that only issues copies
         [24],  # and few registers, so the consumers keep theirs
