@@ -109,7 +109,8 @@ def main() -> None:
                 bad = wide.seq_lens.clone()
                 bad[0], bad[1] = 1 << 30, -4
                 splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=loop)
-        # Whole pieces: the keys-as-rows loop writes one-piece requests' rows and lse itself.
+        # Whole pieces: the keys-as-rows loop writes one-piece requests' rows and lse itself
+        # (and, but at 7 programs, starts before the kernel ahead ends: early_start).
         for qlen, page_size in ((1, 16), (2, 64), (4, 16)):
             wide = random_mla_case([n and max(n, qlen) for n in lengths], 12, qlen=qlen,
                                    page_size=page_size, dtype=torch.bfloat16,
@@ -118,7 +119,7 @@ def main() -> None:
                 whole = splitkv.plan_decode(
                     len(lengths), 4160, 12, qlen=qlen, page_size=page_size, device=dev,
                     schedule="balanced", num_programs=programs, warp_specialized=True,
-                    keys_as_rows=True, whole_pieces=True,
+                    keys_as_rows=True, whole_pieces=True, early_start=programs != 7,
                 )  # fmt: skip
                 out, lse = splitkv.mla_decode(*wide.args, plan=whole, validate=True)
                 check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))

@@ -16,8 +16,19 @@ RAGGED = [4800, 4, 65, 700, 130, 4097, 2, 2000]  # each >= qlen
 
 def test_early_start_knob():
     loop = splitkv.plan_decode(8, 68096, 12, **H200)  # the 16-row keys-as-rows program loop
-    assert loop.warp_specialized and not loop.early_start  # opt-in for now
+    assert loop.warp_specialized and not loop.early_start  # opt-in on the program loop
     assert splitkv.plan_decode(8, 68096, 12, early_start=True, **H200).early_start
+    # By default on uniform plans of up to 256 query rows (batch x qlen x heads).
+    for batch, context, heads, early in ((8, 8192, 12, True), (1, 68096, 16, True),
+                                         (1, 8192, 128, True), (16, 8192, 16, True),
+                                         (8, 8192, 128, False), (48, 8192, 12, False)):  # fmt: skip
+        plan = splitkv.plan_decode(batch, context, heads, **H200)
+        assert plan.schedule == "uniform" and plan.warp_specialized
+        assert plan.early_start == early, (batch, context, heads)
+    # Splits of one key block take the Gluon kernel with it (16 rows), and not without it.
+    one_block = splitkv.plan_decode(1, 8192, 12, **H200)
+    assert one_block.num_splits == 128 and one_block.warp_specialized and one_block.early_start
+    assert not splitkv.plan_decode(1, 8192, 12, early_start=False, **H200).warp_specialized
     assert splitkv.plan_decode(8, 8192, 128, early_start=True, **H200).early_start  # uniform
     with pytest.raises(ValueError, match="early_start: needs the warp-specialized"):
         splitkv.plan_decode(8, 8192, 12, early_start=True, warp_specialized=False, **H200)

@@ -120,7 +120,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
                  "KEYS_AS_ROWS": keys_as_rows, "PAGE_SIZE": page_size,
                  "BLOCK_N": ws.BLOCK_N, "NUM_STAGES": ws.NUM_STAGES, "SPLIT_MAJOR": True,
                  "HAS_KEY_START": False, "RELEASE_MERGE": True,
-                 "EARLY_START": early_start}  # fmt: skip
+                 "EARLY_START": early_start, "EARLY_BLOCKS": ws.EARLY_BLOCKS}  # fmt: skip
     # The queries by bulk copies too, as for a contiguous q.
     q = torch.empty(2, qlen, heads, ws.HEAD_DIM_QK, dtype=torch.bfloat16)
     q_lat, q_rope = ws.query_row_descriptors(q, block_q)

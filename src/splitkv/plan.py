@@ -28,6 +28,7 @@ from splitkv.plan_rules import (
     default_merge_d_split,
     default_merge_num_warps,
     early_start_for,
+    early_start_pays_alone,
     grid_order_for,
     host_lengths,
     keys_as_rows_for,
@@ -440,13 +441,21 @@ def plan_decode(
     if default_splits:
         key_bytes = max_seq_len * head_dim_qk * dtype.itemsize
         ws_splits = max(1, min(num_splits, key_bytes // (rows * head_dim_v * 4)))
+    if dependent_launch is None:
+        dependent_launch = spec.dependent_launch and not interpreted
+    dependent_launch = bool(dependent_launch)
     warp_specialized = warp_specialized_for(
         warp_specialized,
         pinned=pinned,
         # Splits of one 64-key block leave the copies nothing to overlap (16 heads x qlen 4,
-        # 8k x 1, 128 splits: 21.0 us against the Triton tile's 20.3; session 8).
+        # 8k x 1, 128 splits: 21.0 us against the Triton tile's 20.3; session 8), unless the
+        # split's prologue and block overlap the kernel ahead (`early_start`; 16 rows, 8k x 1,
+        # 128 splits: 9.1 us against the Triton tile's 11.6; docs/perf.md v0.2.12).
         pays=program_keys_for(balanced, total_keys, max_seq_len, num_programs, ws_splits)
-        > ws.BLOCK_N,
+        > ws.BLOCK_N
+        or early_start_pays_alone(
+            early_start, dependent_launch, balanced, batch_size * rows, block_h
+        ),
         balanced=balanced,
         program_loop=program_loop,
         **gluon_config,
@@ -558,10 +567,12 @@ def plan_decode(
     if kv_tma and page_size < block_n:
         # A bulk copy takes one box of consecutive pool rows: the block must sit in one page.
         raise ValueError(f"kv_tma: needs page_size >= block_n={block_n}, got {page_size}")
-    if dependent_launch is None:
-        dependent_launch = spec.dependent_launch and not interpreted
     early_start = early_start_for(
-        early_start, warp_specialized=warp_specialized, dependent_launch=bool(dependent_launch)
+        early_start,
+        warp_specialized=warp_specialized,
+        dependent_launch=dependent_launch,
+        balanced=balanced,
+        batch_rows=batch_size * rows,
     )
     # Slots for the balanced schedule's partials: one per (program, request) piece.
     num_slots = num_programs + batch_size if schedule == "balanced" else None
@@ -626,7 +637,7 @@ def plan_decode(
         whole_pieces=whole_pieces,
         warp_specialized=warp_specialized,
         keys_as_rows=keys_as_rows,
-        dependent_launch=bool(dependent_launch),
+        dependent_launch=dependent_launch,
         early_start=early_start,
         merge_block_s=merge_block_s,
         merge_d_split=merge_d_split,

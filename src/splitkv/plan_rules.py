@@ -21,6 +21,7 @@ MAX_SPLITS = 256  # the merge is tuned for at most 256 partials per row (one BLO
 MIN_DOT = 16  # tl.dot needs every dimension >= 16
 DEFAULT_D_SPLIT = 8  # merge programs per row (seed 000)
 MIN_MERGE_COLUMNS = 16  # a merge slice narrower than this wastes its loads
+EARLY_START_MAX_ROWS = 256  # query rows of a batch up to which early_start is the default
 MERGE_WARP_ELEMENTS = 1024  # merge tile elements per warp (32 per thread), up to 4 warps
 GridOrder = Literal["split_major", "batch_major"]
 
@@ -106,14 +107,14 @@ def whole_pieces_for(
     return requested
 
 
-def early_start_for(requested: bool | None, *, warp_specialized: bool, dependent_launch: bool
-                    ) -> bool:  # fmt: skip
+def early_start_for(requested: bool | None, *, warp_specialized: bool, dependent_launch: bool,
+                    balanced: bool, batch_rows: int) -> bool:  # fmt: skip
     """The plan's `early_start`: as requested (the Gluon kernels on a device with programmatic
     dependent launch only: their producer prefetches keys before the wait), else
-    `warp_specialized.EARLY_START` there."""
+    `early_start_by_default` there."""
     runs = warp_specialized and dependent_launch
     if requested is None:
-        return ws.EARLY_START and runs
+        return runs and early_start_by_default(balanced, batch_rows)
     if not isinstance(requested, bool):
         raise TypeError(f"early_start: expected a bool, got {type(requested).__name__}")
     if requested and not runs:
@@ -122,6 +123,29 @@ def early_start_for(requested: bool | None, *, warp_specialized: bool, dependent
             "with programmatic dependent launch (dependent_launch, Hopper on)"
         )
     return requested
+
+
+def early_start_by_default(balanced: bool, batch_rows: int) -> bool:
+    """`early_start` by default: `warp_specialized.EARLY_START` on the uniform schedule for
+    batches of up to `EARLY_START_MAX_ROWS` query rows (batch x qlen x heads). H200,
+    back-to-back calls, default splits (docs/perf.md v0.2.12): 12 heads 8k / 68k / 327k x 1
+    11.6 / 28.7 / 93.5 -> 9.1 / 26.3 / 92.2 us, 8k x 8 26.8 -> 26.0; qlen 2 8k x 1 / 8 13.5 /
+    29.3 -> 11.1 / 28.4, 68k x 1 / 8 31.1 / 153.9 -> 30.2 / 152.4; 128 heads 8k / 68k x 1
+    22.9 / 58.1 -> 21.8 / 56.7. Past it the merge runs its programs in several waves and the
+    calls lost (128 heads 8k / 68k x 8 55.5 / 359.4 -> 60.2 / 361.9, 12 heads 8k x 48 112.9 ->
+    114.6). The program loop gains on ragged batches (116.4 -> 114.6) but loses on one-long
+    (126.1 -> 127.6; qlen 2 134.6 -> 139.3): opt-in there."""
+    return ws.EARLY_START and not balanced and batch_rows <= EARLY_START_MAX_ROWS
+
+
+def early_start_pays_alone(requested: bool | None, dependent_launch: bool, balanced: bool,
+                           batch_rows: int, block_h: int) -> bool:  # fmt: skip
+    """Whether `early_start` makes the Gluon kernel pay even on splits of one key block: when
+    asked for (it runs only there), or by default for 16-row tiles (H200, 12 heads, 8k x 1 at
+    128 splits: 9.1 us against the Triton tile's 11.6; 32-row tiles unmeasured there)."""
+    if requested is not None:
+        return bool(requested)
+    return dependent_launch and early_start_by_default(balanced, batch_rows) and block_h == MIN_DOT
 
 
 def warp_specialized_for(requested: bool | None, *, pinned: tuple, pays: bool, **config) -> bool:

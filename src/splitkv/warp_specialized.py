@@ -26,10 +26,13 @@ PIECE_COST = 2
 # writes its output itself, and the merge skips the request's rows): off until measured on the
 # GPU (docs/perf.md, v0.2.11).
 WHOLE_PIECES = False
-# The Gluon kernels' default `early_start` (stage 1 launched as a programmatic dependent of the
-# kernel ahead of it, its schedule, page ids and first old keys read before waiting for that
-# kernel): off until measured on the GPU (docs/perf.md, v0.2.12).
-EARLY_START = False
+# The Gluon kernels' default `early_start` on the uniform schedule (stage 1 launched as a
+# programmatic dependent of the kernel ahead of it, its schedule, page ids and first old keys
+# read before waiting for that kernel; plan_rules.early_start_for, docs/perf.md v0.2.12).
+EARLY_START = True
+# With it, the key blocks (of each program's first split or piece) the producer brings before
+# that wait, up to NUM_STAGES.
+EARLY_BLOCKS = 2
 # The program loop scans the batch's lengths at least this wide: narrower scans (batches of up
 # to 16) compiled with ~30 spilled registers reloaded in the consumers' block loop (280 bytes
 # of stack at 12 heads x qlen 4; 12 heads x qlen 4 ragged ~230 us a program against ~143).
@@ -128,7 +131,9 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
     """The compile-time arguments both Gluon kernels (uniform and program loop) take alike:
     the rows, the tile, the consumer, the query copies, the merge's early launch, stage 1's
     own (`early_start`: launched as a dependent of the kernel ahead), the warps."""
-    early = {"EARLY_START": True, "launch_pdl": True} if plan.early_start else {}
+    early = {"EARLY_START": True, "EARLY_BLOCKS": EARLY_BLOCKS, "launch_pdl": True}
+    if not plan.early_start:
+        early = {}
     return {
         **early,
         "NUM_HEADS": q.shape[2],

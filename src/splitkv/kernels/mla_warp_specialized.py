@@ -151,7 +151,8 @@ def load_query_block(q_lat_desc, q_rope_desc, q_lo, q_hi, q_pe, queries_in, quer
 def load_split(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, table_row,
                max_pages, first_key, num_blocks, query_row, new_keys_from,
                BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr,
-               QUERY_TMA: gl.constexpr, EARLY_START: gl.constexpr):  # fmt: skip
+               QUERY_TMA: gl.constexpr, EARLY_START: gl.constexpr,
+               EARLY_BLOCKS: gl.constexpr):  # fmt: skip
     """Producer of the uniform kernel: with QUERY_TMA the queries first, then the split's key
     blocks. EARLY_START: the ring's first blocks before the wait for the kernel ahead, those
     whose keys all lie before `new_keys_from` (`early_key_blocks`), the queries after it."""
@@ -159,7 +160,8 @@ def load_split(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, tabl
     k_lo, k_hi, k_pe, ready, empty = ring
     early = 0
     if EARLY_START:
-        early = early_key_blocks(first_key, num_blocks, new_keys_from, BLOCK_N, NUM_STAGES)
+        early = early_key_blocks(first_key, num_blocks, new_keys_from, BLOCK_N, NUM_STAGES,
+                                 EARLY_BLOCKS)  # fmt: skip
         load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
                         max_pages, first_key, early, 0, BLOCK_N, NUM_STAGES,
                         PAGE_SIZE)  # fmt: skip
@@ -174,13 +176,15 @@ def load_split(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, tabl
 
 @gluon.jit
 def early_key_blocks(first_key, num_blocks, new_keys_from, BLOCK_N: gl.constexpr,
-                     NUM_STAGES: gl.constexpr):  # fmt: skip
+                     NUM_STAGES: gl.constexpr, EARLY_BLOCKS: gl.constexpr):  # fmt: skip
     """How many of a piece's first key blocks (from first_key) the producer may bring before
-    the wait for the kernel ahead (EARLY_START): at most the ring's stages (the consumers free
-    none before the queries come), and only blocks whose keys all lie before new_keys_from
-    (the new tokens' keys, which that kernel may still be writing)."""
+    the wait for the kernel ahead (EARLY_START): at most EARLY_BLOCKS, within the ring's
+    stages (the consumers free none before the queries come), and only blocks whose keys all
+    lie before new_keys_from (the new tokens' keys, which that kernel may still be
+    writing)."""
+    gl.static_assert(EARLY_BLOCKS <= NUM_STAGES, "early blocks must fit the ring")
     old = gl.maximum(new_keys_from - first_key, 0) // BLOCK_N
-    return gl.minimum(gl.minimum(old, num_blocks), NUM_STAGES)
+    return gl.minimum(gl.minimum(old, num_blocks), EARLY_BLOCKS)
 
 
 @gluon.jit
@@ -346,6 +350,7 @@ def mla_warp_specialized_kernel(
     QUERY_TMA: gl.constexpr,
     RELEASE_MERGE: gl.constexpr = False,
     EARLY_START: gl.constexpr = False,  # launched as a dependent of the kernel ahead
+    EARLY_BLOCKS: gl.constexpr = 2,  # EARLY_START: key blocks brought before its wait
 ):
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
@@ -404,7 +409,7 @@ def mla_warp_specialized_kernel(
             (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                           table_row, max_pages, first_key, num_blocks,
                           request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
-                          NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START)),
+                          NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
         ],
         [1],  # the producer: one warp that only issues copies
         [24],  # and few registers, so the consumers keep theirs

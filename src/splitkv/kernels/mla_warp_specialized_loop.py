@@ -91,8 +91,8 @@ def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, pag
                 stride_table_batch, seq_lens_ptr, batch, max_pages, head_block, share,
                 ROWS: gl.constexpr, BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr,
                 NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr, PIECE_COST: gl.constexpr,
-                QUERY_TMA: gl.constexpr, QLEN: gl.constexpr,
-                EARLY_START: gl.constexpr):  # fmt: skip
+                QUERY_TMA: gl.constexpr, QLEN: gl.constexpr, EARLY_START: gl.constexpr,
+                EARLY_BLOCKS: gl.constexpr):  # fmt: skip
     """Producer: every piece's key blocks into the ring, one after the other, and with
     QUERY_TMA its query rows once the consumers freed the previous ones. EARLY_START: the
     first piece's first old blocks before the wait for the kernel ahead
@@ -105,7 +105,7 @@ def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, pag
     if EARLY_START:
         lo, hi = piece_blocks(lo_p, hi_p, first_start, gl.cdiv(first_len, BLOCK_N), PIECE_COST)
         early = early_key_blocks(lo * BLOCK_N, gl.maximum(hi - lo, 0), first_len - QLEN,
-                                 BLOCK_N, NUM_STAGES)  # fmt: skip
+                                 BLOCK_N, NUM_STAGES, EARLY_BLOCKS)  # fmt: skip
         early = gl.where(first <= last, early, 0)  # a program with no request reads nothing
         table_row = page_table_ptr + first.to(gl.int64) * stride_table_batch
         load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
@@ -252,6 +252,7 @@ def mla_warp_specialized_loop_kernel(
     WRITE_LSE: gl.constexpr = False,
     RELEASE_MERGE: gl.constexpr = False,
     EARLY_START: gl.constexpr = False,  # launched as a dependent of the kernel ahead
+    EARLY_BLOCKS: gl.constexpr = 2,  # EARLY_START: key blocks brought before its wait
     program_times_ptr=None,  # TIME_PROGRAMS: [programs, PROGRAM_TIMES] int64 ns (below)
     TIME_PROGRAMS: gl.constexpr = False,
 ):
@@ -307,7 +308,7 @@ def mla_warp_specialized_loop_kernel(
             (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                            page_table_ptr, stride_table_batch, seq_lens_ptr, batch, max_pages,
                            head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES, PAGE_SIZE,
-                           PIECE_COST, QUERY_TMA, QLEN, EARLY_START)),
+                           PIECE_COST, QUERY_TMA, QLEN, EARLY_START, EARLY_BLOCKS)),
         ],
         [1],  # the producer: one warp that only issues copies
         [24],  # and few registers, so the consumers keep theirs
