@@ -90,42 +90,28 @@ def main() -> None:
             check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
             splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=walk)
     # The balanced program loop on the warp-specialized Gluon kernels (Hopper): 64-row tiles,
-    # and 16, 32 and (opt-in) 64 rows with the keys as rows.
+    # and 16, 32 and (opt-in) 64 rows with the keys as rows; then with whole pieces (one-piece
+    # requests' rows and lse written by stage 1) and early start (launched as a dependent of
+    # the kernel ahead).
     if torch.cuda.get_device_capability()[0] == 9:
-        for heads, qlen, page_size, keys_as_rows in ((128, 1, 8, None), (16, 4, 64, None),
-                                                     (12, 1, 16, None), (12, 2, 64, None),
-                                                     (12, 4, 16, True)):  # fmt: skip
+        whole = {"keys_as_rows": True, "whole_pieces": True, "early_start": True}
+        for heads, qlen, page_size, knobs in ((128, 1, 8, {}), (16, 4, 64, {}), (12, 1, 16, {}),
+                                              (12, 2, 64, {}), (12, 4, 16, {"keys_as_rows": True}),
+                                              (12, 1, 16, whole), (12, 2, 64, whole),
+                                              (12, 4, 16, whole)):  # fmt: skip
             wide = random_mla_case([n and max(n, qlen) for n in lengths], heads, qlen=qlen,
                                    page_size=page_size, dtype=torch.bfloat16,
                                    device=dev)  # fmt: skip
             for programs in (1, 7, 300):
                 loop = splitkv.plan_decode(
                     len(lengths), 4160, heads, qlen=qlen, page_size=page_size, device=dev,
-                    schedule="balanced", num_programs=programs, warp_specialized=True,
-                    keys_as_rows=keys_as_rows,
+                    schedule="balanced", num_programs=programs, warp_specialized=True, **knobs,
                 )  # fmt: skip
                 out, lse = splitkv.mla_decode(*wide.args, plan=loop, validate=True)
                 check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))
                 bad = wide.seq_lens.clone()
                 bad[0], bad[1] = 1 << 30, -4
                 splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=loop)
-        # Whole pieces: the keys-as-rows loop writes one-piece requests' rows and lse itself
-        # (and, but at 7 programs, starts before the kernel ahead ends: early_start).
-        for qlen, page_size in ((1, 16), (2, 64), (4, 16)):
-            wide = random_mla_case([n and max(n, qlen) for n in lengths], 12, qlen=qlen,
-                                   page_size=page_size, dtype=torch.bfloat16,
-                                   device=dev)  # fmt: skip
-            for programs in (1, 7, 300):
-                whole = splitkv.plan_decode(
-                    len(lengths), 4160, 12, qlen=qlen, page_size=page_size, device=dev,
-                    schedule="balanced", num_programs=programs, warp_specialized=True,
-                    keys_as_rows=True, whole_pieces=True, early_start=programs != 7,
-                )  # fmt: skip
-                out, lse = splitkv.mla_decode(*wide.args, plan=whole, validate=True)
-                check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))
-                bad = wide.seq_lens.clone()
-                bad[0], bad[1] = 1 << 30, -4
-                splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=whole)
     # Key blocks by bulk tensor copies (kv_tma): tails, an empty request, corrupt inputs.
     for knobs in (
         {},
