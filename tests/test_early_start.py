@@ -16,9 +16,10 @@ RAGGED = [4800, 4, 65, 700, 130, 4097, 2, 2000]  # each >= qlen
 
 def test_early_start_knob():
     loop = splitkv.plan_decode(8, 68096, 12, **H200)  # the 16-row keys-as-rows program loop
-    assert loop.warp_specialized and not loop.early_start  # opt-in on the program loop
+    assert loop.program_loop and loop.warp_specialized and loop.early_start  # 96 rows
+    assert not splitkv.plan_decode(48, 327600, 12, **H200).early_start  # 576 rows
     assert splitkv.plan_decode(8, 68096, 12, early_start=True, **H200).early_start
-    # By default on uniform plans of up to 256 query rows (batch x qlen x heads).
+    # By default on plans of up to 256 query rows (batch x qlen x heads).
     for batch, context, heads, early in ((8, 8192, 12, True), (1, 68096, 16, True),
                                          (1, 8192, 128, True), (16, 8192, 16, True),
                                          (8, 8192, 128, False), (48, 8192, 12, False)):  # fmt: skip

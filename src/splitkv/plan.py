@@ -290,7 +290,11 @@ def plan_decode(
             page table and every cached key but each request's last qlen (the new tokens,
             read only after the wait) are written before the kernel ahead of stage 1 starts
             (as when they are copied in before a graph replays, the new tokens' keys written
-            by the kernel just ahead). Opt-in: `warp_specialized.EARLY_START`.
+            by the kernel just ahead). Default: on for batches of up to 256 query rows (batch x
+            qlen x heads; `plan_rules.early_start_by_default`), where the merge's programs
+            fit one wave (H200, 12 heads, back-to-back calls: 8k x 1 11.6 -> 9.1 us, 68k x 1
+            28.7 -> 26.3, ragged 116.3 -> 114.4; 128 heads 8k x 8, past the bound, 55.5 ->
+            60.2, docs/perf.md v0.2.12).
         partial_dtype: torch.float32 (default) or torch.bfloat16: the normalised partial
             outputs between the two stages (lse stays float32). bfloat16 halves what stage 1
             writes and the merge reads (each partial then carries bf16 rounding, ~0.4% of
@@ -571,7 +575,6 @@ def plan_decode(
         early_start,
         warp_specialized=warp_specialized,
         dependent_launch=dependent_launch,
-        balanced=balanced,
         batch_rows=batch_size * rows,
     )
     # Slots for the balanced schedule's partials: one per (program, request) piece.

@@ -108,13 +108,13 @@ def whole_pieces_for(
 
 
 def early_start_for(requested: bool | None, *, warp_specialized: bool, dependent_launch: bool,
-                    balanced: bool, batch_rows: int) -> bool:  # fmt: skip
+                    batch_rows: int) -> bool:  # fmt: skip
     """The plan's `early_start`: as requested (the Gluon kernels on a device with programmatic
     dependent launch only: their producer prefetches keys before the wait), else
     `early_start_by_default` there."""
     runs = warp_specialized and dependent_launch
     if requested is None:
-        return runs and early_start_by_default(balanced, batch_rows)
+        return runs and early_start_by_default(batch_rows)
     if not isinstance(requested, bool):
         raise TypeError(f"early_start: expected a bool, got {type(requested).__name__}")
     if requested and not runs:
@@ -125,27 +125,34 @@ def early_start_for(requested: bool | None, *, warp_specialized: bool, dependent
     return requested
 
 
-def early_start_by_default(balanced: bool, batch_rows: int) -> bool:
-    """`early_start` by default: `warp_specialized.EARLY_START` on the uniform schedule for
-    batches of up to `EARLY_START_MAX_ROWS` query rows (batch x qlen x heads). H200,
-    back-to-back calls, default splits (docs/perf.md v0.2.12): 12 heads 8k / 68k / 327k x 1
-    11.6 / 28.7 / 93.5 -> 9.1 / 26.3 / 92.2 us, 8k x 8 26.8 -> 26.0; qlen 2 8k x 1 / 8 13.5 /
-    29.3 -> 11.1 / 28.4, 68k x 1 / 8 31.1 / 153.9 -> 30.2 / 152.4; 128 heads 8k / 68k x 1
-    22.9 / 58.1 -> 21.8 / 56.7. Past it the merge runs its programs in several waves and the
-    calls lost (128 heads 8k / 68k x 8 55.5 / 359.4 -> 60.2 / 361.9, 12 heads 8k x 48 112.9 ->
-    114.6). The program loop gains on ragged batches (116.4 -> 114.6) but loses on one-long
-    (126.1 -> 127.6; qlen 2 134.6 -> 139.3): opt-in there."""
-    return ws.EARLY_START and not balanced and batch_rows <= EARLY_START_MAX_ROWS
+def early_start_by_default(batch_rows: int) -> bool:
+    """`early_start` by default: `warp_specialized.EARLY_START` for batches of up to
+    `EARLY_START_MAX_ROWS` query rows (batch x qlen x heads). H200, back-to-back calls, default
+    splits (docs/perf.md v0.2.12), uniform: 12 heads 8k / 68k / 327k x 1 11.6 / 28.7 / 93.5 ->
+    9.1 / 26.3 / 92.2 us, 8k x 8 26.8 -> 26.0; qlen 2 8k x 1 / 8 13.5 / 29.3 -> 11.1 / 28.4,
+    68k x 1 / 8 31.1 / 153.9 -> 30.2 / 152.4; 128 heads 8k / 68k x 1 22.9 / 58.1 -> 21.8 /
+    56.7. The program loop: ragged (8 requests) 116.3 -> 114.4, qlen 2 119.6 -> 117.9; 68k /
+    327k x 8 and x 16 level (149.7 -> 149.8, 1331.2 -> 1330.0). Past it the merge runs its
+    programs in several waves and the calls lost: 128 heads 8k / 68k x 8 55.5 / 359.4 -> 60.2
+    / 361.9, 12 heads 8k x 48 112.9 -> 114.6, one long request beside 47 short 126.1 -> 127.8
+    (qlen 2 135.1 -> 139.4)."""
+    return ws.EARLY_START and batch_rows <= EARLY_START_MAX_ROWS
 
 
 def early_start_pays_alone(requested: bool | None, dependent_launch: bool, balanced: bool,
                            batch_rows: int, block_h: int) -> bool:  # fmt: skip
     """Whether `early_start` makes the Gluon kernel pay even on splits of one key block: when
-    asked for (it runs only there), or by default for 16-row tiles (H200, 12 heads, 8k x 1 at
-    128 splits: 9.1 us against the Triton tile's 11.6; 32-row tiles unmeasured there)."""
+    asked for (it runs only there), or by default for 16-row tiles on uniform splits (H200, 12
+    heads, 8k x 1 at 128 splits: 9.1 us against the Triton tile's 11.6; 32-row tiles and the
+    program loop's one-block shares unmeasured there)."""
     if requested is not None:
         return bool(requested)
-    return dependent_launch and early_start_by_default(balanced, batch_rows) and block_h == MIN_DOT
+    return (
+        dependent_launch
+        and not balanced
+        and early_start_by_default(batch_rows)
+        and (block_h == MIN_DOT)
+    )
 
 
 def warp_specialized_for(requested: bool | None, *, pinned: tuple, pays: bool, **config) -> bool:
