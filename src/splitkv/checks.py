@@ -24,6 +24,11 @@ def check_int(name: str, value: object, low: int, high: int | None = None) -> No
         raise ValueError(f"{name}: expected an int {bounds}, got {value}")
 
 
+def check_bool(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name}: expected a bool, got {type(value).__name__}")
+
+
 def check_pow2(name: str, value: int) -> None:
     if value < 1 or value & (value - 1):
         raise ValueError(f"{name}: expected a power of two, got {value}")

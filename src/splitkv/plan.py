@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from splitkv import warp_specialized as ws
-from splitkv.checks import MAX_GQA_HEAD_DIM, check_int, check_plan_fits, check_pow2
+from splitkv.checks import MAX_GQA_HEAD_DIM, check_bool, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
 from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.plan_rules import (
@@ -384,8 +384,8 @@ def plan_decode(
         # schedule choice below compares the schedules at one wave).
         num_programs = max(1, wave // (num_kv_heads * num_head_blocks))
     check_int("num_programs", num_programs, 1)
-    if keys_as_rows is not None and not isinstance(keys_as_rows, bool):
-        raise TypeError(f"keys_as_rows: expected a bool, got {type(keys_as_rows).__name__}")
+    if keys_as_rows is not None:
+        check_bool("keys_as_rows", keys_as_rows)
     if keys_as_rows and warp_specialized is None:
         warp_specialized = True  # the keys as rows run only on the Gluon kernel
     pinned = (block_n, num_warps, num_stages, kv_tma, page_prefetch, latent_chains)
@@ -430,8 +430,7 @@ def plan_decode(
         # the Gluon kernel does not take the plan); the Gluon kernels take the balanced
         # schedule only as a program loop.
         program_loop = balanced and kind == "mla" and (block_h > MIN_DOT or gluon_may_run)
-    if not isinstance(program_loop, bool):
-        raise TypeError(f"program_loop: expected a bool, got {type(program_loop).__name__}")
+    check_bool("program_loop", program_loop)
     if program_loop and (not balanced or kind != "mla"):
         raise ValueError(
             f"program_loop: expected the MLA balanced schedule, got kind={kind!r}, "
@@ -560,8 +559,7 @@ def plan_decode(
         # With page ids a block ahead, 3 stages keep two KV blocks in flight (docs/perf.md);
         # the balanced kernel's measured win kept 2 stages of 64-key blocks.
         num_stages = 3 if page_prefetch and short_tile and not balanced_prefetch else 2
-    if not isinstance(kv_tma, bool):
-        raise TypeError(f"kv_tma: expected a bool, got {type(kv_tma).__name__}")
+    check_bool("kv_tma", kv_tma)
     if kv_tma and (kind != "mla" or latent_chains != 2):
         # Built on the two-chain MLA kernel (the latent halves as separate boxes).
         raise ValueError(

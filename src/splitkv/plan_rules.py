@@ -10,7 +10,7 @@ from typing import Literal
 import torch
 
 from splitkv import warp_specialized as ws
-from splitkv.checks import check_int, check_pow2
+from splitkv.checks import check_bool, check_int, check_pow2
 from splitkv.device import DeviceSpec
 from splitkv.kernels.merge import SMALL_S
 
@@ -89,22 +89,31 @@ def piece_cost_for(requested: int | None, program_loop: bool) -> int:
     return requested
 
 
+def gated_knob(name: str, requested: bool | None, *, runs: bool, default: bool, needs: str
+               ) -> bool:  # fmt: skip
+    """A bool knob only some plans can run: as requested (ValueError naming what it `needs`
+    where it cannot run), else `default` where it runs."""
+    if requested is None:
+        return runs and default
+    check_bool(name, requested)
+    if requested and not runs:
+        raise ValueError(f"{name}: needs {needs}")
+    return requested
+
+
 def whole_pieces_for(
     requested: bool | None, *, program_loop: bool, warp_specialized: bool, keys_as_rows: bool
 ) -> bool:
     """The plan's `whole_pieces`: as requested (the Gluon keys-as-rows program loop only: its
     consumers write the rows), else `warp_specialized.WHOLE_PIECES` on that loop."""
-    runs = program_loop and warp_specialized and keys_as_rows
-    if requested is None:
-        return ws.WHOLE_PIECES and runs
-    if not isinstance(requested, bool):
-        raise TypeError(f"whole_pieces: expected a bool, got {type(requested).__name__}")
-    if requested and not runs:
-        raise ValueError(
-            "whole_pieces: needs the warp-specialized keys-as-rows program loop (program_loop, "
-            "warp_specialized and keys_as_rows)"
-        )
-    return requested
+    return gated_knob(
+        "whole_pieces",
+        requested,
+        runs=program_loop and warp_specialized and keys_as_rows,
+        default=ws.WHOLE_PIECES,
+        needs="the warp-specialized keys-as-rows program loop (program_loop, warp_specialized "
+        "and keys_as_rows)",
+    )
 
 
 def early_start_for(requested: bool | None, *, warp_specialized: bool, dependent_launch: bool,
@@ -112,17 +121,14 @@ def early_start_for(requested: bool | None, *, warp_specialized: bool, dependent
     """The plan's `early_start`: as requested (the Gluon kernels on a device with programmatic
     dependent launch only: their producer prefetches keys before the wait), else
     `early_start_by_default` there."""
-    runs = warp_specialized and dependent_launch
-    if requested is None:
-        return runs and early_start_by_default(batch_rows)
-    if not isinstance(requested, bool):
-        raise TypeError(f"early_start: expected a bool, got {type(requested).__name__}")
-    if requested and not runs:
-        raise ValueError(
-            "early_start: needs the warp-specialized kernels (warp_specialized) and a device "
-            "with programmatic dependent launch (dependent_launch, Hopper on)"
-        )
-    return requested
+    return gated_knob(
+        "early_start",
+        requested,
+        runs=warp_specialized and dependent_launch,
+        default=early_start_by_default(batch_rows),
+        needs="the warp-specialized kernels (warp_specialized) and a device with "
+        "programmatic dependent launch (dependent_launch, Hopper on)",
+    )
 
 
 def early_start_by_default(batch_rows: int) -> bool:
@@ -158,8 +164,8 @@ def early_start_pays_alone(requested: bool | None, dependent_launch: bool, balan
 def warp_specialized_for(requested: bool | None, *, pinned: tuple, pays: bool, **config) -> bool:
     """The plan's `warp_specialized`: as requested (ValueError where it cannot run), else on
     wherever it can run and pays, unless a Triton-tile knob was pinned."""
-    if requested is not None and not isinstance(requested, bool):
-        raise TypeError(f"warp_specialized: expected a bool, got {type(requested).__name__}")
+    if requested is not None:
+        check_bool("warp_specialized", requested)
     reason = ws.unsupported_reason(**config)
     if requested and reason is not None:
         raise ValueError(f"warp_specialized: {reason}")

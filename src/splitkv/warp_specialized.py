@@ -26,9 +26,10 @@ PIECE_COST = 2
 # writes its output itself, and the merge skips the request's rows): off until measured on the
 # GPU (docs/perf.md, v0.2.11).
 WHOLE_PIECES = False
-# The Gluon kernels' default `early_start` on the uniform schedule (stage 1 launched as a
-# programmatic dependent of the kernel ahead of it, its schedule, page ids and first old keys
-# read before waiting for that kernel; plan_rules.early_start_for, docs/perf.md v0.2.12).
+# The Gluon kernels' default `early_start` (stage 1 launched as a programmatic dependent of the
+# kernel ahead of it, its schedule, page ids and first old keys read before waiting for that
+# kernel), for batches of up to plan_rules.EARLY_START_MAX_ROWS query rows
+# (plan_rules.early_start_by_default, docs/perf.md v0.2.12).
 EARLY_START = True
 # With it, the key blocks (of each program's first split or piece) the producer brings before
 # that wait, up to NUM_STAGES.
@@ -131,9 +132,11 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
     """The compile-time arguments both Gluon kernels (uniform and program loop) take alike:
     the rows, the tile, the consumer, the query copies, the merge's early launch, stage 1's
     own (`early_start`: launched as a dependent of the kernel ahead), the warps."""
-    early = {"EARLY_START": True, "EARLY_BLOCKS": EARLY_BLOCKS, "launch_pdl": True}
-    if not plan.early_start:
-        early = {}
+    early = (
+        {"EARLY_START": True, "EARLY_BLOCKS": EARLY_BLOCKS, "launch_pdl": True}
+        if plan.early_start
+        else {}
+    )
     return {
         **early,
         "NUM_HEADS": q.shape[2],
