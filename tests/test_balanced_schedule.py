@@ -237,7 +237,8 @@ def test_merge_leaves_one_piece_requests_to_stage_1(dtype, device):
     from splitkv.mla import merge_workspace, mla_stage_one
 
     case = random_mla_case(RAGGED, 4, page_size=16, dtype=dtype, device=device)
-    plan = balanced_plan(RAGGED, 4, 5, dtype=dtype, device=device, program_loop=True)
+    plan = balanced_plan(RAGGED, 4, 5, dtype=dtype, device=device, program_loop=True,
+                         warp_specialized=False)  # fmt: skip
     q, kv, table, lens = case.args
     out = torch.full((len(RAGGED), 1, 4, 512), 7.0, dtype=dtype, device=device)
     lse = torch.full((len(RAGGED), 1, 4), 7.0, device=device)
@@ -255,13 +256,17 @@ def test_merge_leaves_one_piece_requests_to_stage_1(dtype, device):
 def test_whole_pieces_knob(device):
     h200 = {"device": "meta", "device_spec": splitkv.DeviceSpec.preset("h200")}
     loop = splitkv.plan_decode(8, 68096, 12, **h200)  # the 16-row keys-as-rows program loop
-    assert loop.program_loop and loop.keys_as_rows and not loop.whole_pieces  # opt-in for now
-    assert splitkv.plan_decode(8, 68096, 12, whole_pieces=True, **h200).whole_pieces
+    assert loop.program_loop and loop.keys_as_rows and loop.whole_pieces  # on at qlen 1
+    mtp = splitkv.plan_decode(8, 68096, 12, qlen=2, schedule="balanced", **h200)
+    assert mtp.program_loop and mtp.keys_as_rows and not mtp.whole_pieces  # off past it
+    assert splitkv.plan_decode(8, 68096, 12, qlen=2, schedule="balanced", whole_pieces=True,
+                               **h200).whole_pieces  # fmt: skip
+    assert not splitkv.plan_decode(8, 68096, 12, whole_pieces=False, **h200).whole_pieces
     assert not splitkv.plan_decode(8, 8192, 12, **h200).whole_pieces  # uniform splits
     wide = splitkv.plan_decode(8, 68096, 128, schedule="balanced", **h200)
     assert wide.program_loop and not wide.keys_as_rows and not wide.whole_pieces
     triton_loop = balanced_plan(RAGGED, 4, 5, dtype=torch.float16, device=device,
-                                program_loop=True)  # fmt: skip
+                                program_loop=True, warp_specialized=False)  # fmt: skip
     assert not triton_loop.whole_pieces
     with pytest.raises(ValueError, match="whole_pieces: needs the warp-specialized"):
         splitkv.plan_decode(8, 8192, 12, whole_pieces=True, **h200)

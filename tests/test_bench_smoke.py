@@ -193,7 +193,8 @@ def test_stage_one_then_the_merge_is_the_call(kind):
     out = torch.full_like(want_out, float("nan"))
     lse = torch.full_like(want_lse, float("nan"))
     run_stage_one(*case.args, plan=plan, out=out, lse=lse, **extra)
-    merge_workspace(plan, case.seq_lens, out, lse, max_seq_len=max_seq_len, **extra)
+    merge_workspace(plan, case.seq_lens, out, lse, max_seq_len=max_seq_len,
+                    whole_pieces=plan.whole_pieces, **extra)  # fmt: skip
     assert torch.equal(out, want_out) and torch.equal(lse, want_lse)
 
 

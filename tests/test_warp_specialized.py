@@ -395,9 +395,9 @@ def test_balanced_program_loop_replays_with_new_lengths():
 @pytest.mark.parametrize("return_lse", [True, False])
 def test_program_loop_whole_pieces_into_strided_outputs(heads, qlen, page_size, num_programs,
                                                        return_lse):  # fmt: skip
-    # whole_pieces (opt-in on the keys-as-rows loop): one-piece requests' rows go straight to
-    # out (here a view whose heads are 1,024 elements apart) and, when asked, to a strided lse
-    # (requests 2 x heads apart); the merge folds the rest. Against the reference.
+    # whole_pieces (the keys-as-rows loop; on by default at qlen 1): one-piece requests' rows
+    # go straight to out (here a view whose heads are 1,024 elements apart) and, when asked, to
+    # a strided lse (requests 2 x heads apart); the merge folds the rest. Against the reference.
     case = random_mla_case(lengths_for_ragged(qlen), heads, qlen=qlen, page_size=page_size,
                            dtype=torch.bfloat16, device="cuda")  # fmt: skip
     batch, columns = case.page_table.shape

@@ -270,6 +270,7 @@ def merge_workspace(
     sinks: torch.Tensor | None = None,
     key_starts: torch.Tensor | None = None,
     whole_pieces: bool = False,
+    program_times: torch.Tensor | None = None,
 ) -> None:
     """Stage 2: merge the partials stage 1 left in the plan's workspace into out/lse.
 
@@ -277,7 +278,9 @@ def merge_workspace(
     natural-log logit per head added to each row's softmax denominator (GQA). key_starts:
     stage 1 split only each request's keys from there on. whole_pieces (balanced): stage 1
     wrote the rows of every request one piece held (the Gluon program loop with the plan's
-    `whole_pieces`); their programs return before reading any partial.
+    `whole_pieces`); their programs return before reading any partial. program_times: an
+    int64 tensor of [programs, 3] that gets each program's start, end of its wait for stage 1
+    and end on the GPU's global timer (tools/kernel_timeline.py; NVIDIA only).
 
     Both launchers' second half; the benchmarks also call it alone to time the merge (the
     workspace must then hold a stage-1 result for these seq_lens).
@@ -318,6 +321,8 @@ def merge_workspace(
             WAIT_FOR_STAGE_1=plan.dependent_launch,
             WHOLE_PIECES=whole_pieces and balanced,
             RELEASE_NEXT=plan.early_start,
+            program_times_ptr=program_times,
+            TIME_PROGRAMS=program_times is not None,
             num_warps=plan.merge_num_warps,
             **({"launch_pdl": True} if plan.dependent_launch else {}),
         )

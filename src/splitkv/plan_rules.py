@@ -102,15 +102,20 @@ def gated_knob(name: str, requested: bool | None, *, runs: bool, default: bool, 
 
 
 def whole_pieces_for(
-    requested: bool | None, *, program_loop: bool, warp_specialized: bool, keys_as_rows: bool
-) -> bool:
+    requested: bool | None, *, program_loop: bool, warp_specialized: bool, keys_as_rows: bool,
+    qlen: int,
+) -> bool:  # fmt: skip
     """The plan's `whole_pieces`: as requested (the Gluon keys-as-rows program loop only: its
-    consumers write the rows), else `warp_specialized.WHOLE_PIECES` on that loop."""
+    consumers write the rows), else on that loop for up to `warp_specialized.WHOLE_PIECES_MAX_QLEN`
+    query positions. H200, 12 heads, two sessions (docs/perf.md v0.2.11, v0.2.13): qlen 1
+    ragged 114.2 / 114.1 -> 113.8 / 113.1 us, one long request beside 47 short 123.8 / 125.8
+    -> 122.7 / 124.9; qlen 2 one-long 132.5 / 134.7 -> 131.9 / 134.0 but ragged 117.5 / 118.0
+    -> 118.3 / 118.6."""
     return gated_knob(
         "whole_pieces",
         requested,
         runs=program_loop and warp_specialized and keys_as_rows,
-        default=ws.WHOLE_PIECES,
+        default=qlen <= ws.WHOLE_PIECES_MAX_QLEN,
         needs="the warp-specialized keys-as-rows program loop (program_loop, warp_specialized "
         "and keys_as_rows)",
     )

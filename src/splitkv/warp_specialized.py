@@ -23,9 +23,9 @@ MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle p
 # v0.2.8e).
 PIECE_COST = 2
 # The Gluon keys-as-rows program loop's default `whole_pieces` (a piece holding a whole request
-# writes its output itself, and the merge skips the request's rows): off until measured on the
-# GPU (docs/perf.md, v0.2.11).
-WHOLE_PIECES = False
+# writes its output itself, and the merge skips the request's rows): on for calls of up to this
+# many query positions (plan_rules.whole_pieces_for; 0: opt-in only).
+WHOLE_PIECES_MAX_QLEN = 1
 # The Gluon kernels' default `early_start` (stage 1 launched as a programmatic dependent of the
 # kernel ahead of it, its schedule, page ids and first old keys read before waiting for that
 # kernel), for batches of up to plan_rules.EARLY_START_MAX_ROWS query rows

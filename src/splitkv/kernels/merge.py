@@ -14,6 +14,7 @@ from splitkv.kernels.dependent_launch import release_dependent_grid, wait_for_pr
 from splitkv.kernels.online_softmax import fold_states, merged_lse, merged_output, state_weights
 from splitkv.kernels.rows import row_offsets
 from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
+from splitkv.kernels.timer import stamp
 
 LOG2E = tl.constexpr(1.4426950408889634)  # sinks arrive in natural log; partials are base 2
 SMALL_S = tl.constexpr(8)  # rows with at most this many partials merge them in one small tile
@@ -54,13 +55,18 @@ def merge_splits_kernel(
     WAIT_FOR_STAGE_1: tl.constexpr = False,
     WHOLE_PIECES: tl.constexpr = False,  # BALANCED: one-piece requests were written by stage 1
     RELEASE_NEXT: tl.constexpr = False,  # the next call's stage 1 starts early (early_start)
+    program_times_ptr=None,  # TIME_PROGRAMS: [programs, 3] int64 ns: start, after the wait, end
+    TIME_PROGRAMS: tl.constexpr = False,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
+    row_id = tl.program_id(0)  # request * ROWS + row
+    slice_id = tl.program_id(1)  # which BLOCK_D columns
+    times_at = 3 * (row_id * tl.num_programs(1) + slice_id)  # TIME_PROGRAMS: this row's stamps
+    stamp(program_times_ptr, times_at, TIME_PROGRAMS)
     # The next call's stage 1 (a dependent launch with the plan's `early_start`) may start its
     # prologue now; it waits for our writes before reading q or writing the workspace.
     release_dependent_grid(RELEASE_NEXT)
-    row_id = tl.program_id(0)  # request * ROWS + row
-    d_start = tl.program_id(1) * BLOCK_D
+    d_start = slice_id * BLOCK_D
     request = row_id // ROWS
     row = row_id % ROWS
 
@@ -82,6 +88,7 @@ def merge_splits_kernel(
     # finished. What comes before reads only inputs stage 1 does not write (seq_lens,
     # key_starts), so that latency overlaps stage 1's tail.
     wait_for_prior_grid(WAIT_FOR_STAGE_1)
+    stamp(program_times_ptr, times_at + 1, TIME_PROGRAMS)
     if BALANCED:
         # Request b's pieces sit in slots first + b ... last + b of the row's contiguous
         # [num_programs + batch] slots; stage 1 wrote [first, last] (kernels/balanced.py) for
@@ -129,12 +136,13 @@ def merge_splits_kernel(
     tl.store(out_ptr + out_row + offs_d, result.to(out_ptr.dtype.element_ty), mask=d_ok)
     # Two ifs: the first is compile-time (constexpr), the second a run-time branch.
     if WRITE_LSE:  # noqa: SIM102
-        if tl.program_id(1) == 0:
+        if slice_id == 0:
             lse = merged_lse(m_i, l_i)
             lse_row = row_offsets(
                 request, q_pos, head, stride_lse_batch, stride_lse_pos, stride_lse_head
             )
             tl.store(lse_ptr + lse_row + tl.arange(0, 1), lse)
+    stamp(program_times_ptr, times_at + 2, TIME_PROGRAMS)
 
 
 @triton.jit
