@@ -145,3 +145,13 @@ def test_program_loop_compiles_with_whole_pieces(heads, qlen, block_q, page_size
                       "--keys-as-rows", "--whole-pieces", *lse)  # fmt: skip
     assert report["wgmma"] == 68 and report["setmaxnreg"] > 0
     assert report["stack_bytes"] <= 64 and report["shared_kb"] <= {16: 165, 32: 185}[block_q]
+
+
+def test_merge_fold_issues_a_whole_tile_of_loads_on_one_warp():
+    # The balanced merge's fold (tools/inspect_merge.py): a [64, 64] tile of partials an
+    # iteration on one warp, its 2 lse and 32 16-byte loads a thread issued together, at most
+    # 168 registers (12 programs an SM). The loop's ~780 instructions are the long rows' serial
+    # chain (docs/perf.md, next runs); dropping fold_states's select would make it ~495.
+    report = compiled(tool="inspect_merge.py")
+    assert report["registers"] <= 168 and report["stack_bytes"] == 0
+    assert report["loop_loads"] == 34 and report["loop_instructions"] < 800

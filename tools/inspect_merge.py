@@ -1,0 +1,118 @@
+"""Compile the merge (stage 2, kernels/merge.py) for a GPU target without a GPU and report what
+one program runs: registers, and the instructions of its fold loop (one [BLOCK_S, BLOCK_D] tile
+of partials an iteration), which on one warp set the long rows' serial chain.
+
+    python tools/inspect_merge.py                        # the balanced default: 64 x 64, 1 warp
+    python tools/inspect_merge.py --block-s 128 --warps 4 --uniform
+
+Uses the ptxas and cuobjdump that ship inside Triton's wheel; sm_90 (H100/H200) by default.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ["TRITON_INTERPRET"] = "0"  # compile for real, even on a machine without a GPU
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from inspect_kernel import registers_and_stack
+
+from splitkv.kernels.merge import merge_splits_kernel
+
+POINTERS = {"partial_o_ptr": "*fp32", "partial_lse_ptr": "*fp32", "seq_lens_ptr": "*i32",
+            "key_starts_ptr": "*i32", "piece_ranges_ptr": "*i32", "out_ptr": "*bf16",
+            "lse_ptr": "*fp32", "sinks_ptr": "*fp32"}  # fmt: skip
+ALIGNED = ("partial_o_ptr", "partial_lse_ptr", "out_ptr")  # as the launcher specialises them
+
+
+def compile_merge(block_s: int, block_d: int, warps: int, heads: int, qlen: int, balanced: bool,
+                  whole_pieces: bool, arch: int):  # fmt: skip
+    """merge_splits_kernel as `mla.merge_workspace` launches it after a Gluon stage 1 (waiting
+    for it, bfloat16 out, lse written)."""
+    constants = {"NUM_HEADS": heads, "QLEN": qlen, "HEAD_DIM_V": 512, "SPLIT_BLOCK_N": 64,
+                 "BLOCK_S": block_s, "BLOCK_D": block_d, "WRITE_LSE": True, "HAS_WINDOW": False,
+                 "HAS_SINKS": False, "BALANCED": balanced, "HAS_KEY_START": False,
+                 "WAIT_FOR_STAGE_1": True, "WHOLE_PIECES": whole_pieces and balanced,
+                 "RELEASE_NEXT": False, "program_times_ptr": None,
+                 "TIME_PROGRAMS": False}  # fmt: skip
+    signature = {}
+    for name in merge_splits_kernel.arg_names:
+        if name in constants:
+            signature[name] = "constexpr"
+        else:
+            signature[name] = POINTERS.get(name, "i32")
+    attrs = {(merge_splits_kernel.arg_names.index(name),): [["tt.divisibility", 16]]
+             for name in ALIGNED}  # fmt: skip
+    source = ASTSource(merge_splits_kernel, signature, constants, attrs)
+    return triton.compile(source, target=GPUTarget("cuda", arch, 32), options={"num_warps": warps})
+
+
+def sass_of(kernel) -> list[tuple[int, str]]:
+    """(address, instruction) of every SASS instruction of the compiled kernel."""
+    cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
+        cubin.write(kernel.asm["cubin"])
+        cubin.flush()
+        text = subprocess.run([str(cuobjdump), "-sass", cubin.name], capture_output=True,
+                              text=True, check=True).stdout  # fmt: skip
+    pattern = re.compile(r"/\*([0-9a-f]{4,})\*/\s+([^;]+);")
+    return [(int(m.group(1), 16), m.group(2).strip()) for m in pattern.finditer(text)]
+
+
+def longest_loop(sass: list[tuple[int, str]]) -> list[str]:
+    """The instructions of the longest backward branch's body (the fold loop)."""
+    best: tuple[int, int] = (0, 0)
+    for address, instruction in sass:
+        target = re.search(r"BRA\s+(?:`\(\.L_x_\d+\)|0x)([0-9a-f]+)", instruction)
+        if target and "BRA" in instruction:
+            start = int(target.group(1), 16)
+            if start < address and address - start > best[1] - best[0]:
+                best = (start, address)
+    return [ins for address, ins in sass if best[0] <= address <= best[1]]
+
+
+def report(kernel) -> dict:
+    regs, stack = registers_and_stack(kernel)
+    loop = longest_loop(sass_of(kernel))
+
+    def count(opcode: str) -> int:
+        return sum(1 for ins in loop if re.search(rf"\b{opcode}\b", ins))
+
+    return {"registers": regs, "stack_bytes": stack, "shared_bytes": kernel.metadata.shared,
+            "loop_instructions": len(loop), "loop_loads": count(r"LDG\.E(?:\.\d+)?"),
+            "loop_shuffles": count("SHFL.BFLY"), "loop_barriers": count("BAR.SYNC"),
+            "loop_float_ops": sum(count(op) for op in ("FADD", "FMUL", "FFMA", "FSEL")),
+            "loop_exp2": count("MUFU.EX2")}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--block-s", type=int, default=64, help="partials a tile")
+    parser.add_argument("--block-d", type=int, default=64, help="columns a program")
+    parser.add_argument("--warps", type=int, default=1)
+    parser.add_argument("--heads", type=int, default=12)
+    parser.add_argument("--qlen", type=int, default=1)
+    parser.add_argument("--uniform", action="store_true", help="the uniform schedule's merge")
+    parser.add_argument("--no-whole-pieces", action="store_true")
+    parser.add_argument("--arch", type=int, default=90)
+    parser.add_argument("--json", action="store_true", help="(the output is always JSON)")
+    args = parser.parse_args()
+    kernel = compile_merge(args.block_s, args.block_d, args.warps, args.heads, args.qlen,
+                           not args.uniform, not args.no_whole_pieces, args.arch)  # fmt: skip
+    row = {"block_s": args.block_s, "block_d": args.block_d, "warps": args.warps,
+           "balanced": not args.uniform, **report(kernel)}  # fmt: skip
+    print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()
