@@ -160,15 +160,21 @@ def copies_before_wait(ptx: str) -> int | None:
     return None if wait < 0 else ptx[:wait].count("cp.async.bulk.tensor")
 
 
-def registers_and_stack(kernel) -> tuple[int, int]:
-    """Registers per thread and stack bytes of a compiled kernel, from the cuobjdump that ships
-    inside Triton's wheel (also used by tools/gluon_mla_probe.py)."""
-    cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+def cuobjdump(kernel, flag: str) -> str:
+    """What the cuobjdump that ships inside Triton's wheel prints for the compiled kernel's
+    cubin with `flag` (also used by tools/inspect_merge.py)."""
+    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
     with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
         cubin.write(kernel.asm["cubin"])
         cubin.flush()
-        usage = subprocess.run([str(cuobjdump), "--dump-resource-usage", cubin.name],
-                               capture_output=True, text=True, check=True).stdout  # fmt: skip
+        return subprocess.run([str(tool), flag, cubin.name], capture_output=True, text=True,
+                              check=True).stdout  # fmt: skip
+
+
+def registers_and_stack(kernel) -> tuple[int, int]:
+    """Registers per thread and stack bytes of a compiled kernel (also used by
+    tools/gluon_mla_probe.py)."""
+    usage = cuobjdump(kernel, "--dump-resource-usage")
     regs, stack = re.search(r"REG:(\d+) STACK:(\d+)", usage).groups()
     return int(regs), int(stack)
 

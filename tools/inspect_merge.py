@@ -12,9 +12,7 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 os.environ["TRITON_INTERPRET"] = "0"  # compile for real, even on a machine without a GPU
@@ -25,7 +23,7 @@ from triton.compiler import ASTSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inspect_kernel import registers_and_stack
+from inspect_kernel import cuobjdump, registers_and_stack
 
 from splitkv.kernels.merge import merge_splits_kernel
 
@@ -59,12 +57,7 @@ def compile_merge(block_s: int, block_d: int, warps: int, heads: int, qlen: int,
 
 def sass_of(kernel) -> list[tuple[int, str]]:
     """(address, instruction) of every SASS instruction of the compiled kernel."""
-    cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
-        cubin.write(kernel.asm["cubin"])
-        cubin.flush()
-        text = subprocess.run([str(cuobjdump), "-sass", cubin.name], capture_output=True,
-                              text=True, check=True).stdout  # fmt: skip
+    text = cuobjdump(kernel, "-sass")
     pattern = re.compile(r"/\*([0-9a-f]{4,})\*/\s+([^;]+);")
     return [(int(m.group(1), 16), m.group(2).strip()) for m in pattern.finditer(text)]
 

@@ -21,11 +21,14 @@ import torch
 import splitkv
 from splitkv import warp_specialized as ws
 from splitkv.bench.shapes import special_shapes
+from splitkv.bench.sweep import L2_MULTIPLE
 from splitkv.mla import merge_workspace, mla_stage_one
 from splitkv.testing import random_mla_case
 
 SHAPES = {"ragged": "ragged", "one-long": "1x327600"}
-L2_MULTIPLE = 4  # as the benchmark: rotate input copies until a replay reads 4x the L2
+# Input copies rotate as in the benchmark (L2_MULTIPLE), up to 8 (the benchmark's cap is 32;
+# session 14's timelines ran with 8).
+MAX_COPIES = 8
 
 
 def kernel_events(trace_path: Path) -> list[dict]:
@@ -109,30 +112,34 @@ def decode_call(lengths: list[int], args, seed: int, knobs: dict):
     return call
 
 
+def since_first_wait(times: torch.Tensor) -> torch.Tensor:
+    """One call's merge stamps [programs, (start, wait's end, end)] in us from the first
+    program past its wait (~ stage 1's end); NaN where a program left no stamp (returned
+    early, before its end)."""
+    t = times.double().cpu() / 1000
+    return (t - t[:, 1].min()).where(t > 0, float("nan"))
+
+
 def merge_stamp_summary(stamps: list[torch.Tensor]) -> dict:
-    """Medians over calls (us, from the first merge program past its wait, ~ stage 1's end):
-    how many programs had started by then, when the last one starts, when the last ends, and
-    how long a program runs from its start or its wait's end, whichever is later."""
+    """Medians over calls (`since_first_wait`): how many programs had started by then, when
+    the last one starts, when the last ends, and how long a program runs from its start or
+    its wait's end, whichever is later."""
     rows = []
     for times in stamps:
-        t = times.double().cpu() / 1000
-        origin = t[:, 1].min()
-        start, waited, end = t[:, 0] - origin, t[:, 1] - origin, t[:, 2] - origin
+        start, waited, end = since_first_wait(times).unbind(1)
         ran = end - torch.maximum(start, waited)
-        done = t[:, 2] > 0  # programs that returned early leave no end
+        done = ~end.isnan()
         rows.append({"started_before": (start <= 0).double().mean().item(),
                      "last_start": start.max().item(), "last_end": end[done].max().item(),
                      "run_median": ran[done].median().item(), "run_max": ran[done].max().item(),
-                     "programs": t.shape[0]})  # fmt: skip
+                     "programs": times.shape[0]})  # fmt: skip
     return {k: round(statistics.median(r[k] for r in rows), 3) for k in rows[0]}
 
 
 def merge_tail(times: torch.Tensor, d_split: int, count: int = 24) -> list[dict]:
-    """The merge programs that end last in one call (us from the first wait's end): their
-    query row (request x qlen x heads order) and column slice, start, wait's end and end."""
-    t = times.double().cpu() / 1000
-    origin = t[:, 1].min()
-    rel = (t - origin).where(t > 0, float("nan"))
+    """The merge programs that end last in one call (`since_first_wait`): their query row
+    (request x qlen x heads order) and column slice, start, wait's end and end."""
+    rel = since_first_wait(times)
     order = rel[:, 2].nan_to_num(-1.0).argsort(descending=True)[:count]
     return [{"row": int(p) // d_split, "slice": int(p) % d_split,
              "start": round(rel[p, 0].item(), 2), "waited": round(rel[p, 1].item(), 2),
@@ -166,7 +173,7 @@ def main() -> None:
         ws.EARLY_BLOCKS = args.early_blocks
     kv_bytes = sum(lengths) * 576 * 2
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    copies = min(8, max(1, math.ceil(L2_MULTIPLE * l2 / kv_bytes)))
+    copies = min(MAX_COPIES, max(1, math.ceil(L2_MULTIPLE * l2 / kv_bytes)))
     knobs = {} if args.early_start is None else {"early_start": args.early_start}
     if args.whole_pieces is not None:
         knobs["whole_pieces"] = args.whole_pieces
@@ -202,7 +209,6 @@ def main() -> None:
     # The first call follows nothing of its own graph: leave it out.
     result = {"label": args.label, "lengths_head": lengths[:8], "batch": len(lengths),
               "heads": args.heads, "qlen": args.qlen, "copies": copies, "knobs": knobs,
-
               "early_blocks": ws.EARLY_BLOCKS, "source": source,
               "summary": summary(calls[1:]), "kernels": kernels}  # fmt: skip
     if stamps:

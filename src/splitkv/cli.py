@@ -186,12 +186,13 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         ),
         (
             "--whole-pieces",
-            "Gluon program loop: a request one piece holds written by stage 1 (default off)",
+            "Gluon keys-as-rows program loop: a request one piece holds written by stage 1 "
+            "(default: on at qlen 1)",
         ),
         (
             "--early-start",
             "Gluon stage 1 launched as a programmatic dependent of the kernel ahead, its "
-            "prologue and first old keys before the wait (default off)",
+            "prologue and first old keys before the wait (default: on up to 256 query rows)",
         ),
     ):
         parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)

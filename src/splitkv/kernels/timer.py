@@ -1,5 +1,7 @@
 """The GPU's global nanosecond timer from Triton kernels, for the tools that record when
-programs start and end (tools/kernel_timeline.py). NVIDIA only; never called by default."""
+programs start and end (tools/kernel_timeline.py). NVIDIA only; never called by default. The
+Gluon kernels, which cannot call Triton's functions, have their own
+(`mla_warp_specialized_loop.global_time`)."""
 
 import triton
 import triton.language as tl
