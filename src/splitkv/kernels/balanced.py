@@ -151,9 +151,20 @@ def record_piece_range(
 
 
 @triton.jit
-def mark_empty(partial_lse_ptr, slots, row_ok):
-    """lse -inf for a slot whose piece has no keys (see above): the merge weighs it 0."""
+def mark_empty(
+    partial_o_ptr, partial_lse_ptr, slots, row_ok, HEAD_DIM_V: tl.constexpr, BLOCK_D: tl.constexpr
+):
+    """lse -inf and output 0 for a slot whose piece has no keys (see above): the merge weighs
+    it 0, and with a finite output there it needs no select to keep the slot out
+    (`online_softmax.fold_states`)."""
     tl.store(partial_lse_ptr + slots, tl.full(slots.shape, float("-inf"), tl.float32), row_ok)
+    d = tl.arange(0, BLOCK_D)
+    zeros = tl.zeros([slots.shape[0], BLOCK_D], partial_o_ptr.dtype.element_ty)
+    tl.store(
+        partial_o_ptr + slots[:, None] * HEAD_DIM_V + d[None, :],
+        zeros,
+        mask=row_ok[:, None] & (d < HEAD_DIM_V)[None, :],
+    )
 
 
 @triton.jit

@@ -309,7 +309,7 @@ def gqa_balanced_kernel(
     slots = (q_pos * NUM_Q_HEADS + q_head).to(tl.int64) * num_slots + slot
     if request < batch:
         if lo >= hi:
-            mark_empty(partial_lse_ptr, slots, row_ok)
+            mark_empty(partial_o_ptr, partial_lse_ptr, slots, row_ok, HEAD_DIM, BLOCK_D)
         else:
             if tl.program_id(0) < num_slots:  # kv head 0, head block 0
                 record_piece_range(

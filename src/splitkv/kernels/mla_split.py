@@ -198,7 +198,8 @@ def mla_balanced_kernel(
         # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
         row_slots = rows.to(tl.int64) * num_slots + program
         if spanned < batch:
-            mark_empty(partial_lse_ptr, row_slots + spanned, rows < QLEN * NUM_HEADS)
+            mark_empty(partial_o_ptr, partial_lse_ptr, row_slots + spanned, rows < QLEN * NUM_HEADS,
+                       HEAD_DIM_V, BLOCK_DV)  # fmt: skip
         for i in range(0, last - first + 1):
             request = first + i  # a tensor in the interpreter too (a range over it yields ints)
             start = pick(cu_end - units, request, BLOCK_B)
@@ -231,7 +232,8 @@ def mla_balanced_kernel(
         slots = rows.to(tl.int64) * num_slots + slot
         if request < batch:
             if lo >= hi:
-                mark_empty(partial_lse_ptr, slots, rows < QLEN * NUM_HEADS)
+                mark_empty(partial_o_ptr, partial_lse_ptr, slots, rows < QLEN * NUM_HEADS,
+                           HEAD_DIM_V, BLOCK_DV)  # fmt: skip
             else:
                 if head_block == 0:
                     record_piece_range(

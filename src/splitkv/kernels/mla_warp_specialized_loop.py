@@ -28,6 +28,7 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 from splitkv.kernels.balanced import piece_blocks, record_piece_range, request_units
 from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
 from splitkv.kernels.mla_warp_specialized import (
+    LATENT,
     allocate_buffers,
     attend_any_rows,
     early_key_blocks,
@@ -46,6 +47,25 @@ PROGRAM_TIMES = gl.constexpr(2 + 3 * PIECE_TIMES.value)
 @gluon.jit
 def add(a, b):
     return a + b
+
+
+@gluon.jit
+def mark_empty_slots(partial_o_ptr, partial_lse_ptr, first_row, ROWS: gl.constexpr, num_slots,
+                     slot, BLOCK_Q: gl.constexpr):  # fmt: skip
+    """An empty program's slot in a request's range: lse -inf and output 0 for its head
+    block's rows, as `kernels/balanced.mark_empty` (the merge folds it without a select)."""
+    row_layout: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    rows = first_row + gl.arange(0, BLOCK_Q, row_layout)
+    slots = rows.to(gl.int64) * num_slots + slot
+    gl.store(partial_lse_ptr + slots, gl.full([BLOCK_Q], float("-inf"), gl.float32, row_layout),
+             mask=rows < ROWS)  # fmt: skip
+    o_layout: gl.constexpr = gl.BlockedLayout([1, 4], [1, 32], [gl.num_warps(), 1], [1, 0])
+    o_rows = first_row + gl.arange(0, BLOCK_Q, gl.SliceLayout(1, o_layout))
+    d = gl.arange(0, LATENT, gl.SliceLayout(0, o_layout))
+    zeros = gl.zeros([BLOCK_Q, LATENT], partial_o_ptr.dtype.element_ty, o_layout)
+    o_slots = o_rows.to(gl.int64) * num_slots + slot
+    gl.store(partial_o_ptr + o_slots[:, None] * LATENT + d[None, :], zeros,
+             mask=(o_rows < ROWS)[:, None])  # fmt: skip
 
 
 @gluon.jit
@@ -282,11 +302,8 @@ def mla_warp_specialized_loop_kernel(
     if spanned < batch:
         if EARLY_START:
             wait_for_kernel_ahead()  # the merge ahead may still read this slot
-        row_layout: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
-        rows = head_block * BLOCK_Q + gl.arange(0, BLOCK_Q, row_layout)
-        gl.store(partial_lse_ptr + rows.to(gl.int64) * num_slots + program + spanned,
-                 gl.full([BLOCK_Q], float("-inf"), gl.float32, row_layout),
-                 mask=rows < ROWS)  # fmt: skip
+        mark_empty_slots(partial_o_ptr, partial_lse_ptr, head_block * BLOCK_Q, ROWS,
+                         num_slots, program + spanned, BLOCK_Q)  # fmt: skip
 
     queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
                                      q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N,
