@@ -9,7 +9,7 @@ import torch
 
 import splitkv
 from splitkv import DeviceSpec, num_partitions
-from splitkv.plan_rules import default_merge_d_split
+from splitkv.plan_rules import default_merge_d_split, one_wave_merge_slicing
 
 MI355X = DeviceSpec.preset("mi355x")
 H200 = DeviceSpec.preset("h200")
@@ -142,24 +142,26 @@ def test_split_major_only_where_splits_align_with_l2_domains():
 
 
 @pytest.mark.parametrize(
-    "knobs,warps",
+    "knobs,slicing",
     [
-        ({"num_splits": 2}, 1),  # [2, 64] tiles
-        ({"num_splits": 16}, 1),  # [16, 64]
-        ({"num_splits": 32}, 2),
-        ({"num_splits": 128}, 4),  # [128, 64]: 64 elements per thread
-        ({"num_splits": 256}, 4),
-        ({"num_programs": 216}, 2),  # balanced: 27 partials a row on average at batch 8
-        ({"num_programs": 216, "seq_lens": [65536] + [64] * 47, "batch": 48}, 1),
-        ({"num_splits": 256, "merge_num_warps": 8}, 8),
+        # 96 rows (batch 8 x 12 heads): one warp a program fits one wave of 16 slices.
+        ({"num_splits": 2}, (16, 1)),  # [2, 32] tiles
+        ({"num_splits": 16}, (16, 1)),  # [16, 32]
+        ({"num_splits": 32}, (16, 1)),  # [32, 64] on 2 warps, halved
+        ({"num_splits": 128}, (8, 4)),  # [128, 64]: 2 warps on 16 slices would be two waves
+        ({"num_splits": 256}, (8, 4)),
+        ({"num_programs": 216}, (16, 1)),  # balanced: 27 partials a row on average at batch 8
+        ({"num_programs": 216, "seq_lens": [65536] + [64] * 47, "batch": 48}, (8, 1)),
+        ({"num_splits": 256, "merge_num_warps": 8}, (8, 8)),
+        ({"num_splits": 32, "merge_d_split": 8}, (8, 2)),
     ],
 )
-def test_merge_warps_follow_the_tile(knobs, warps):
+def test_merge_warps_follow_the_tile(knobs, slicing):
     knobs = dict(knobs)
     batch = knobs.pop("batch", 8)
     plan = splitkv.plan_decode(batch, 65536, 12, device="meta",
                                device_spec=DeviceSpec.preset("h200"), **knobs)  # fmt: skip
-    assert plan.merge_num_warps == warps
+    assert (plan.merge_d_split, plan.merge_num_warps) == slicing
 
 
 def test_program_loop_plans():
@@ -191,6 +193,22 @@ def test_merge_d_split_backs_off():
     assert default_merge_d_split(64) == 4  # 8 slices would be 8 columns
     assert default_merge_d_split(48) == 2  # 4 slices would be 12 columns
     assert default_merge_d_split(20) == 1  # 20 does not split into slices of 16
+
+
+def test_one_wave_merges_take_narrow_slices():
+    # 16 slices and half the warps while rows x 16 x warps fits 12 warps an SM (H200: 1,584).
+    assert one_wave_merge_slicing(512, 8, 4, 12, 132) == (16, 2)  # batch 1, 128 splits
+    assert one_wave_merge_slicing(512, 8, 1, 96, 132) == (16, 1)  # 1,536 programs
+    assert one_wave_merge_slicing(512, 8, 1, 192, 132) == (8, 1)  # 3,072: two waves
+    assert one_wave_merge_slicing(128, 8, 1, 12, 132) == (8, 1)  # 8-column slices: no
+    plan = functools.partial(splitkv.plan_decode, page_size=64, dtype=torch.bfloat16,
+                             device="meta", device_spec=H200)  # fmt: skip
+    narrow = plan(1, 8192, 12)
+    assert (narrow.merge_d_split, narrow.merge_num_warps) == (16, 2)
+    assert plan(8, 68096, 12, qlen=2).merge_d_split == 8  # 192 rows
+    # Either knob given: the other follows its own rule, no halving.
+    assert plan(1, 8192, 12, merge_num_warps=4).merge_d_split == 8
+    assert plan(1, 8192, 12, merge_d_split=16).merge_num_warps == 4
 
 
 def test_explicit_knobs_and_frozen_plan():

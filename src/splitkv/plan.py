@@ -35,6 +35,7 @@ from splitkv.plan_rules import (
     loop_streams_long_batch,
     merge_partials_per_row,
     next_pow2,
+    one_wave_merge_slicing,
     piece_cost_for,
     prefetch_pays,
     program_keys_for,
@@ -221,7 +222,9 @@ def plan_decode(
             power of two, at least 16. Larger than the rows, the rest is padding (computed,
             never stored).
         merge_num_warps: warps per merge program (1, 2, 4 or 8); default: one per 1,024
-            elements of the tile most rows fold, 1 to 4 (`default_merge_num_warps`).
+            elements of the tile most rows fold, 1 to 4 (`default_merge_num_warps`). With
+            neither merge knob given, a merge that fits one wave takes twice the slices and
+            half the warps (`one_wave_merge_slicing`).
         page_prefetch: load the next key block's page ids one iteration ahead, so the KV
             blocks can be double-buffered; default: where the device's tunables measured a gain
             (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`).
@@ -307,7 +310,7 @@ def plan_decode(
 
     >>> plan = plan_decode(2, 4096, 16, device="meta", device_spec=DeviceSpec.preset("h200"))
     >>> plan.num_splits, plan.grid_order, plan.merge_block_s, plan.merge_d_split
-    (64, 'split_major', 64, 8)
+    (64, 'split_major', 64, 16)
     """
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -585,6 +588,7 @@ def plan_decode(
         merge_block_s = default_merge_block_s(balanced, num_programs, mean_partials)
     check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
     check_pow2("merge_block_s", merge_block_s)
+    slicing_free = merge_d_split is None and merge_num_warps is None
     if merge_d_split is None:
         # The interpreter runs one program at a time, so there fewer, wider programs win.
         merge_d_split = 1 if interpreted else default_merge_d_split(head_dim_v)
@@ -593,6 +597,10 @@ def plan_decode(
         # Uniform: the tile's rows; balanced: the rows' mean partials, if fewer.
         partials = min(merge_block_s, next_pow2(mean_partials)) if balanced else merge_block_s
         merge_num_warps = default_merge_num_warps(partials, next_pow2(head_dim_v // merge_d_split))
+    if slicing_free and not interpreted:
+        merge_d_split, merge_num_warps = one_wave_merge_slicing(
+            head_dim_v, merge_d_split, merge_num_warps, batch_size * rows, spec.compute_units
+        )
     check_int("merge_num_warps", merge_num_warps, 1, 8)
     check_pow2("merge_num_warps", merge_num_warps)
     if head_dim_v % merge_d_split:

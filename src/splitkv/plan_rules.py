@@ -23,6 +23,8 @@ DEFAULT_D_SPLIT = 8  # merge programs per row (seed 000)
 MIN_MERGE_COLUMNS = 16  # a merge slice narrower than this wastes its loads
 EARLY_START_MAX_ROWS = 256  # query rows of a batch up to which early_start is the default
 MERGE_WARP_ELEMENTS = 1024  # merge tile elements per warp (32 per thread), up to 4 warps
+MERGE_WARPS_PER_SM = 12  # merge warps an SM holds at once (168 registers a thread: H200)
+NARROW_MERGE_COLUMNS = 32  # the narrowest slice the one-wave rule halves slices down to
 GridOrder = Literal["split_major", "batch_major"]
 
 
@@ -281,6 +283,28 @@ def default_merge_d_split(head_dim_v: int) -> int:
     while d_split > 1 and (head_dim_v % d_split or head_dim_v // d_split < MIN_MERGE_COLUMNS):
         d_split //= 2
     return d_split
+
+
+def one_wave_merge_slicing(
+    head_dim_v: int, d_split: int, num_warps: int, merge_rows: int, compute_units: int
+) -> tuple[int, int]:
+    """(merge_d_split, merge_num_warps): twice the slices, each warp keeping its share of the
+    tile (half the warps, at least one), where the merge's grid still fits one wave of
+    `MERGE_WARPS_PER_SM` warps an SM and the slices stay >= NARROW_MERGE_COLUMNS wide; else as
+    given. A row's fold chain is then half as long on as many SMs' worth of warps, while on
+    grids of several waves the extra programs queue (each pays its launch and wait). H200, 12
+    heads, MLA, 8 -> 16 slices (docs/perf.md v0.2.14b): one wave: ragged 113.0 -> 112.2 us,
+    8k x 8 25.6 -> 24.9, 68k x 8 149.3 -> 148.1, 8k x 1 8.95 -> 8.77 (4 -> 2 warps; 4 warps
+    9.2), 68k x 1 26.3 -> 26.1, 327k x 1 level; several waves: the qlen 2 ragged batch (3,072
+    programs) 118.1 -> 119.6, one long request beside 47 short 124.4 -> 126.4."""
+    narrow_split = 2 * d_split
+    narrow_warps = max(1, num_warps // 2)
+    fits = (
+        head_dim_v % narrow_split == 0
+        and head_dim_v // narrow_split >= NARROW_MERGE_COLUMNS
+        and merge_rows * narrow_split * narrow_warps <= MERGE_WARPS_PER_SM * compute_units
+    )
+    return (narrow_split, narrow_warps) if fits else (d_split, num_warps)
 
 
 def default_merge_num_warps(partials: int, block_d: int) -> int:
