@@ -67,7 +67,7 @@ def longest_loop(sass: list[tuple[int, str]]) -> list[str]:
     best: tuple[int, int] = (0, 0)
     for address, instruction in sass:
         target = re.search(r"BRA\s+(?:`\(\.L_x_\d+\)|0x)([0-9a-f]+)", instruction)
-        if target and "BRA" in instruction:
+        if target:
             start = int(target.group(1), 16)
             if start < address and address - start > best[1] - best[0]:
                 best = (start, address)

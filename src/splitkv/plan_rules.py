@@ -291,12 +291,14 @@ def one_wave_merge_slicing(
     """(merge_d_split, merge_num_warps): twice the slices, each warp keeping its share of the
     tile (half the warps, at least one), where the merge's grid still fits one wave of
     `MERGE_WARPS_PER_SM` warps an SM and the slices stay >= NARROW_MERGE_COLUMNS wide; else as
-    given. A row's fold chain is then half as long on as many SMs' worth of warps, while on
-    grids of several waves the extra programs queue (each pays its launch and wait). H200, 12
-    heads, MLA, 8 -> 16 slices (docs/perf.md v0.2.14b): one wave: ragged 113.0 -> 112.2 us,
-    8k x 8 25.6 -> 24.9, 68k x 8 149.3 -> 148.1, 8k x 1 8.95 -> 8.77 (4 -> 2 warps; 4 warps
-    9.2), 68k x 1 26.3 -> 26.1, 327k x 1 level; several waves: the qlen 2 ragged batch (3,072
-    programs) 118.1 -> 119.6, one long request beside 47 short 124.4 -> 126.4."""
+    given. Each warp folds as many partials as before, but a program has fewer warps to reduce
+    across (shared-memory round trips and barriers: 11 an iteration of a [128, 64] tile on 4
+    warps, 1 of a [128, 16] tile on 1; `tools/inspect_merge.py`), while on grids of several
+    waves the extra programs queue (each pays its launch and wait). H200, 12 heads, MLA, 8 ->
+    16 slices (docs/perf.md v0.2.14b): one wave: ragged 113.0 -> 112.2 us, 8k x 8 25.6 ->
+    24.9, 68k x 8 149.3 -> 148.1, 8k x 1 8.95 -> 8.77 (4 -> 2 warps; 4 warps 9.2), 68k x 1
+    26.3 -> 26.1, 327k x 1 level; several waves: the qlen 2 ragged batch (3,072 programs)
+    118.1 -> 119.6, one long request beside 47 short 124.4 -> 126.4."""
     narrow_split = 2 * d_split
     narrow_warps = max(1, num_warps // 2)
     fits = (
