@@ -558,3 +558,19 @@ def test_balanced_merge_tile_follows_the_rows_mean_partials():
     assert plan(1, num_programs=40).merge_block_s == 64  # never more than the grid's programs
     assert plan(1, num_programs=20).merge_block_s == 32
     assert plan(1, merge_block_s=16).merge_block_s == 16  # an explicit tile stays
+
+
+def test_long_equal_batches_on_the_program_loop_fold_a_32_partial_tile():
+    def plan(batch, context=68096, **kw):
+        return splitkv.plan_decode(batch, context, 12, device="meta", device_spec=H200, **kw)
+
+    # The loop takes them from uniform splits (lengths equal or unknown): every row folds its
+    # mean of 132 / batch partials or one more, so 32 where 64 would be half masked.
+    assert plan(8).program_loop and plan(8).merge_block_s == 32  # 17-18 partials a row
+    assert plan(8, seq_lens=[68096] * 8).merge_block_s == 32
+    assert plan(16, 327600).merge_block_s == plan(48).merge_block_s == 32
+    assert plan(4).merge_block_s == 64 and plan(2).merge_block_s == 128  # 34, 67 partials
+    # A ragged batch (the balanced schedule chosen for its lengths) keeps the 64 tile.
+    ragged = plan(8, seq_lens=[1, 63, 64, 65, 4096, 4097, 65536, 68096])
+    assert ragged.schedule == "balanced" and ragged.merge_block_s == 64
+    assert plan(8, schedule="balanced").merge_block_s == 64  # asked for: not assumed equal

@@ -246,6 +246,44 @@ def test_split_counts_and_dtypes(num_splits, dtype, heads, qlen):
     check(case, gpu_plan(case, heads, qlen, 64, dtype, num_splits=num_splits))
 
 
+def scale_keys_by_position(case, page_size, factor):
+    """Each request's key row t (its latent values too) multiplied by factor(t / length): a
+    climbing factor makes the scores' maximum grow block after block, so the consumers'
+    online softmax must rescale O many times, not only after its first block."""
+    pool = case.kv_cache.view(-1, case.kv_cache.shape[-1])
+    for request, length in enumerate(case.seq_lens.tolist()):
+        t = torch.arange(length, device=pool.device)
+        rows = case.page_table[request, t // page_size].long() * page_size + t % page_size
+        scale = factor(t.float() / max(length, 1)).to(pool.dtype)
+        pool[rows] = pool[rows] * scale[:, None]
+
+
+# Scores whose maximum climbs ~2^4 to 2^40 over a request (rescales at many blocks), falls
+# (the first blocks' maximum stays), or jumps from very negative to positive halfway.
+FACTORS = {"climbing": lambda x: 1.0 + 24.0 * x, "falling": lambda x: 25.0 - 24.0 * x,
+           "jump": lambda x: torch.where(x < 0.5, -8.0, 12.0)}  # fmt: skip
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("factor", FACTORS)
+@pytest.mark.parametrize("heads,qlen", [(12, 1), (12, 2), (12, 4), (128, 1)])
+@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
+def test_scores_that_climb_fall_or_jump(factor, heads, qlen, schedule):
+    # Random scores set a row's maximum in its first blocks; these move it at many blocks, or
+    # never after the first, or from far below zero to far above: the online softmax's
+    # rescale of O then carries the result (a lazy rescale that skipped it was measured and
+    # lost, docs/perf.md session 16).
+    lengths = lengths_for(qlen) if schedule == "uniform" else lengths_for_ragged(qlen)
+    case = random_mla_case(lengths, heads, qlen=qlen, page_size=64, dtype=torch.bfloat16,
+                           device="cuda")  # fmt: skip
+    scale_keys_by_position(case, 64, FACTORS[factor])
+    if schedule == "uniform":
+        plan = gpu_plan(case, heads, qlen, 64, torch.bfloat16)
+    else:
+        plan = balanced_gpu_plan(case, heads, qlen, 64, torch.bfloat16, 7, None)
+    check(case, plan)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("heads", [128, 16])
 def test_long_contexts_at_the_far_end_of_the_pool(heads):

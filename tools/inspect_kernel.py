@@ -179,6 +179,56 @@ def registers_and_stack(kernel) -> tuple[int, int]:
     return int(regs), int(stack)
 
 
+def sass_of(kernel) -> list[tuple[int, str]]:
+    """(address, instruction) of every SASS instruction of the compiled kernel (also used by
+    tools/inspect_merge.py)."""
+    text = cuobjdump(kernel, "-sass")
+    pattern = re.compile(r"/\*([0-9a-f]{4,})\*/\s+([^;]+);")
+    return [(int(m.group(1), 16), m.group(2).strip()) for m in pattern.finditer(text)]
+
+
+BRANCH = re.compile(r"^(@!?U?P\w+\s+)?BRA\s+(?:`\(\.L_x_\d+\)|0x)([0-9a-f]+)")
+
+
+def block_loop(kernel) -> dict:
+    """The consumers' key-block loop of a warp-specialized kernel (the shortest backward branch
+    whose body holds wgmma): its instructions, and those of its hot path, which steps over
+    every forward conditional branch inside the loop as taken. Those branches skip rare work
+    (a tail block's key zeroing, the softmax's O rescale) or a barrier's retry, so the hot path
+    is what an ordinary block issues, roughly. Spills: local loads and stores in the loop."""
+    sass = sass_of(kernel)
+    loops = []
+    for address, instruction in sass:
+        branch = BRANCH.search(instruction)
+        if branch and int(branch.group(2), 16) < address:
+            start = int(branch.group(2), 16)
+            body = [(a, ins) for a, ins in sass if start <= a <= address]
+            if any("HGMMA" in ins for _, ins in body):
+                loops.append((address - start, body))
+    if not loops:
+        return {}
+    body = min(loops)[1]
+    end, hot, k = body[-1][0], [], 0
+    while k < len(body):
+        address, instruction = body[k]
+        hot.append(instruction)
+        branch = BRANCH.search(instruction)
+        target = int(branch.group(2), 16) if branch and branch.group(1) else -1
+        k += 1
+        if address < target <= end:
+            while k < len(body) and body[k][0] < target:
+                k += 1
+
+    def count(instructions, *opcodes):
+        return sum(1 for ins in instructions if re.sub(r"^@!?U?P\w+\s+", "", ins).split(".")[0]
+                   .split()[0] in opcodes)  # fmt: skip
+
+    return {"loop_instructions": len(body), "loop_spills": count([i for _, i in body], "LDL",
+            "STL"), "hot_instructions": len(hot), "hot_float_ops": count(hot, "FADD", "FMUL",
+            "FFMA", "FMNMX", "FSEL", "FSETP"), "hot_exp2": sum("MUFU.EX2" in i for i in hot),
+            "hot_barriers": count(hot, "BAR")}  # fmt: skip
+
+
 def report(kernel) -> dict:
     regs, stack = registers_and_stack(kernel)
     ptx, ttgir = kernel.asm["ptx"], kernel.asm["ttgir"]
@@ -244,7 +294,8 @@ def main() -> None:
                                           args.early_start)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
                **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg"),
-               "copies_before_wait": copies_before_wait(kernel.asm["ptx"])}  # fmt: skip
+               "copies_before_wait": copies_before_wait(kernel.asm["ptx"]),
+               **block_loop(kernel)}  # fmt: skip
         print(json.dumps(row) if args.json else row)
         return
     configs = STANDARD

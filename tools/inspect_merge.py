@@ -23,7 +23,7 @@ from triton.compiler import ASTSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inspect_kernel import cuobjdump, registers_and_stack
+from inspect_kernel import registers_and_stack, sass_of
 
 from splitkv.kernels.merge import merge_splits_kernel
 
@@ -53,13 +53,6 @@ def compile_merge(block_s: int, block_d: int, warps: int, heads: int, qlen: int,
              for name in ALIGNED}  # fmt: skip
     source = ASTSource(merge_splits_kernel, signature, constants, attrs)
     return triton.compile(source, target=GPUTarget("cuda", arch, 32), options={"num_warps": warps})
-
-
-def sass_of(kernel) -> list[tuple[int, str]]:
-    """(address, instruction) of every SASS instruction of the compiled kernel."""
-    text = cuobjdump(kernel, "-sass")
-    pattern = re.compile(r"/\*([0-9a-f]{4,})\*/\s+([^;]+);")
-    return [(int(m.group(1), 16), m.group(2).strip()) for m in pattern.finditer(text)]
 
 
 def longest_loop(sass: list[tuple[int, str]]) -> list[str]:

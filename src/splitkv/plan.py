@@ -408,6 +408,7 @@ def plan_decode(
         gluon_may_run
         and ws.unsupported_reason(balanced=False, program_loop=False, **gluon_config) is None
     )
+    equal_shares = False
     if schedule == "auto":
         schedule = "uniform"
         if lengths:
@@ -426,6 +427,8 @@ def plan_decode(
         # and tied at 327k (docs/perf.md v0.2.9f).
         narrow_loop = gluon_may_run and block_h == MIN_DOT and program_loop is not False
         if narrow_loop and loop_streams_long_batch(batch_size, keys, lengths):
+            # Taken from uniform splits: lengths equal or unknown, equal shares a row.
+            equal_shares = schedule == "uniform"
             schedule = "balanced"
     balanced = schedule == "balanced"
     loop_defaulted = program_loop is None
@@ -585,7 +588,8 @@ def plan_decode(
 
     mean_partials = merge_partials_per_row(balanced, num_programs, batch_size, num_splits)
     if merge_block_s is None:
-        merge_block_s = default_merge_block_s(balanced, num_programs, mean_partials)
+        merge_block_s = default_merge_block_s(balanced, num_programs, mean_partials,
+                                              equal_shares)  # fmt: skip
     check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
     check_pow2("merge_block_s", merge_block_s)
     slicing_free = merge_d_split is None and merge_num_warps is None

@@ -15,6 +15,7 @@ from splitkv.device import DeviceSpec
 from splitkv.kernels.merge import SMALL_S
 
 BALANCED_MERGE_BLOCK_S = 64  # the balanced merge's tile of partials (default_merge_block_s)
+EQUAL_SHARES_MERGE_BLOCK_S = 32  # its least, where every row folds about the same (ditto)
 LOOP_MIN_KEYS = 32768  # uniform batches this long take the keys-as-rows program loop
 TMA_BLOCK_N = 64  # keys per bulk-copied block (pipeline ablation, docs/perf.md v0.2.3)
 MAX_SPLITS = 256  # the merge is tuned for at most 256 partials per row (one BLOCK_S tile)
@@ -265,15 +266,25 @@ def merge_partials_per_row(balanced: bool, num_programs: int, batch_size: int,
     return -(-num_programs // batch_size) if balanced else num_splits
 
 
-def default_merge_block_s(balanced: bool, num_programs: int, mean_partials: int) -> int:
+def default_merge_block_s(balanced: bool, num_programs: int, mean_partials: int,
+                          equal_shares: bool = False) -> int:  # fmt: skip
     """The merge's tile of partials. Uniform: one tile holds all of a row's partials.
     Balanced: a 256-row tile made every one of a ragged batch's merge programs pay for its
     registers (H200, docs/perf.md v0.2.0), so 64 unless the batch is so small that its rows'
     partials average more: at batch 1 three serial tiles of 64 cost 327k x 1 6 us of 102
-    (v0.2.9e). A request has at most one piece in each balanced program."""
+    (v0.2.9e). A request has at most one piece in each balanced program.
+    equal_shares: the program loop streams a batch of equal (or unknown) lengths
+    (`loop_streams_long_batch`), so every row folds its mean or one more, and a tile of
+    EQUAL_SHARES_MERGE_BLOCK_S holds them where 64 would be half masked: H200, 12 heads, 68k x
+    8 (17-18 partials a row) 148.3 / 148.7 -> 147.4 / 147.5 us, 92.4% of the read ceiling
+    (docs/perf.md session 16)."""
     most_partials = mean_partials
+    if balanced and equal_shares:
+        most_partials = max(mean_partials + 1, EQUAL_SHARES_MERGE_BLOCK_S)
+    elif balanced:
+        most_partials = max(mean_partials, BALANCED_MERGE_BLOCK_S)
     if balanced:
-        most_partials = min(max(mean_partials, BALANCED_MERGE_BLOCK_S), num_programs)
+        most_partials = min(most_partials, num_programs)
     return min(MAX_SPLITS, next_pow2(most_partials))
 
 
