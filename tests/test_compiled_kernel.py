@@ -110,6 +110,18 @@ def test_keys_as_rows_kernels_compile(page_size, heads, qlen, block_q, batch):
     assert report["shared_kb"] <= {16: 165, 32: 185, 64: 227}[block_q]
 
 
+@pytest.mark.parametrize("block_q,qlen,batch", [(32, 2, 0), (32, 2, 48), (16, 1, 8)])
+def test_two_consumer_groups_compile(block_q, qlen, batch):
+    # consumer_groups=2 on a narrow block: two warpgroups of 8-16 query rows, the same 68
+    # wgmma each and the same ring and shared memory as one group, no spills.
+    report = compiled("--warp-specialized", "--heads", "12", "--qlen", str(qlen), "--block-q",
+                      str(block_q), "--balanced-batch", str(batch),
+                      "--consumer-groups", "2")  # fmt: skip
+    assert report["wgmma"] == 68 and report["setmaxnreg"] > 0
+    assert report["stack_bytes"] <= (32 if batch else 0) and report["loop_spills"] == 0
+    assert report["shared_kb"] <= {16: 165, 32: 185}[block_q]
+
+
 @pytest.mark.parametrize("balanced_batch", ["0", "8"])
 def test_warp_specialized_kernels_compile_with_bf16_partials(balanced_batch):
     # partial_dtype=torch.bfloat16: the Gluon stores cast the fp32 partials to the workspace's

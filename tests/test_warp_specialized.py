@@ -130,6 +130,24 @@ def test_keys_as_rows_always_below_64_rows_and_opt_in_at_64():
         planned(128, keys_as_rows=1)
 
 
+def test_consumer_groups_one_below_64_rows_two_as_an_opt_in():
+    assert planned(12).consumer_groups == planned(12, 2).consumer_groups == 1
+    assert planned(128).consumer_groups == planned(12, 4, keys_as_rows=True).consumer_groups == 2
+    assert planned(12, warp_specialized=False).consumer_groups == 0  # the Triton tile
+    two = planned(12, 2, consumer_groups=2)
+    assert two.keys_as_rows and two.block_h == 32 and two.consumer_groups == 2
+    # The Triton tile a call falls back to keeps its warps.
+    assert two.split_num_warps == planned(12, 2).split_num_warps
+    with pytest.raises(ValueError, match="consumer_groups: expected an int in"):
+        planned(12, consumer_groups=3)
+    with pytest.raises(ValueError, match="consumer_groups: needs the warp-specialized keys"):
+        planned(12, warp_specialized=False, consumer_groups=2)
+    with pytest.raises(ValueError, match="consumer_groups: needs the warp-specialized keys"):
+        planned(128, consumer_groups=1)  # the wide tile
+    with pytest.raises(ValueError, match="consumer_groups: a 64-row head block takes 2"):
+        planned(12, 4, keys_as_rows=True, consumer_groups=1)
+
+
 @pytest.mark.parametrize(
     "knobs,error",
     [
@@ -216,12 +234,19 @@ def test_matches_the_reference(heads, qlen, block_h, page_size):
     check(case, gpu_plan(case, heads, qlen, page_size, torch.bfloat16, block_h=block_h))
 
 
+# The consumers' opt-ins: keys as rows on 64-row blocks (two warpgroups of 32 query rows on one
+# ring), and 16- or 32-row blocks on two warpgroups of 8 or 16 rows (consumer_groups=2).
+OPT_INS = [(heads, qlen, {"keys_as_rows": True}) for heads, qlen in
+           ((12, 4), (16, 4), (16, 8), (128, 1))] + [
+           (heads, qlen, {"consumer_groups": 2}) for heads, qlen in
+           ((12, 1), (12, 2), (16, 2), (8, 1))]  # fmt: skip
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("heads,qlen", [(12, 4), (16, 4), (16, 8), (128, 1)])
+@pytest.mark.parametrize("heads,qlen,knobs", OPT_INS)
 @pytest.mark.parametrize("page_size", [8, 64])
 @pytest.mark.parametrize("schedule", ["uniform", "balanced"])
-def test_keys_as_rows_on_64_row_blocks(heads, qlen, page_size, schedule):
-    # The opt-in: two warpgroups of 32 query rows each on one ring, uniform and program loop.
+def test_opt_in_consumers(heads, qlen, knobs, page_size, schedule):
     lengths = lengths_for(qlen) if schedule == "uniform" else lengths_for_ragged(qlen)
     case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size,
                            dtype=torch.bfloat16, device="cuda")  # fmt: skip
@@ -230,8 +255,8 @@ def test_keys_as_rows_on_64_row_blocks(heads, qlen, page_size, schedule):
     plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen,
                                page_size=page_size, dtype=torch.bfloat16, device="cuda",
                                schedule=schedule, num_programs=programs, warp_specialized=True,
-                               keys_as_rows=True)  # fmt: skip
-    assert plan.keys_as_rows and plan.block_h == 64
+                               **knobs)  # fmt: skip
+    assert plan.keys_as_rows and all(getattr(plan, k) == v for k, v in knobs.items())
     plan.workspace.partial_o.fill_(float("nan"))
     plan.workspace.partial_lse.fill_(float("nan"))
     check(case, plan)

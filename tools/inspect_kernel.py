@@ -90,12 +90,14 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
                              balanced_batch: int = 0, bf16_partials: bool = False,
                              block_q: int = 64, keys_as_rows: bool | None = None,
                              whole_pieces: bool = False, write_lse: bool = True,
-                             early_start: bool = False):  # fmt: skip
+                             early_start: bool = False,
+                             consumer_groups: int | None = None):  # fmt: skip
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
     builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
     program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many, with
     whole_pieces its one-piece requests' rows written to out (and lse with write_lse); with
-    early_start launched as a dependent of the kernel ahead (its prologue before the wait)."""
+    early_start launched as a dependent of the kernel ahead (its prologue before the wait);
+    consumer_groups: the plan's (default: as the planner gives a block_q block)."""
     import torch
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
@@ -150,7 +152,9 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
              for name in aligned if name in signature}  # fmt: skip
     source = GluonASTSource(kernel, signature, constants, attrs)
     target = GPUTarget("cuda", arch, 32)
-    return triton.compile(source, target=target, options={"num_warps": ws.num_warps_for(block_q)})
+    groups = consumer_groups or ws.num_warps_for(block_q) // ws.CONSUMER_WARPS
+    return triton.compile(source, target=target,
+                          options={"num_warps": ws.CONSUMER_WARPS * groups})  # fmt: skip
 
 
 def copies_before_wait(ptx: str) -> int | None:
@@ -283,6 +287,8 @@ def main() -> None:
                         help="--whole-pieces: a call without lse (return_lse=False)")  # fmt: skip
     parser.add_argument("--early-start", action="store_true",
                         help="--warp-specialized: a dependent of the kernel ahead")  # fmt: skip
+    parser.add_argument("--consumer-groups", type=int, default=None,
+                        help="--warp-specialized: consumer warpgroups a head block")  # fmt: skip
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -291,7 +297,7 @@ def main() -> None:
                                           args.balanced_batch, args.bf16_partials,
                                           args.block_q, args.keys_as_rows or None,
                                           args.whole_pieces, not args.no_lse,
-                                          args.early_start)  # fmt: skip
+                                          args.early_start, args.consumer_groups)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
                **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg"),
                "copies_before_wait": copies_before_wait(kernel.asm["ptx"]),

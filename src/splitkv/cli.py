@@ -148,6 +148,7 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         "merge_d_split",
         "merge_num_warps",
         "latent_chains",
+        "consumer_groups",
     ):
         parser.add_argument("--" + knob.replace("_", "-"), type=int, default=None)
     parser.add_argument("--grid-order", choices=["split_major", "batch_major"], default=None)
@@ -319,6 +320,7 @@ def _trials(args: argparse.Namespace) -> list:
             "program_loop",
             "warp_specialized",
             "keys_as_rows",
+            "consumer_groups",
             "dependent_launch",
             "schedule",
             "num_programs",
@@ -494,6 +496,7 @@ def _print_plan(plan) -> None:
         "early_start",
         "warp_specialized",
         "keys_as_rows",
+        "consumer_groups",
         "merge_block_s",
         "merge_d_split",
         "merge_num_warps",

@@ -24,6 +24,7 @@ from splitkv.plan_rules import (
     balanced_grid,
     balanced_prefetch_pays,
     block_h_for,
+    consumer_groups_for,
     default_merge_block_s,
     default_merge_d_split,
     default_merge_num_warps,
@@ -132,6 +133,7 @@ class DecodePlan:
     whole_pieces: bool
     warp_specialized: bool
     keys_as_rows: bool
+    consumer_groups: int
     dependent_launch: bool
     early_start: bool
     merge_block_s: int
@@ -183,6 +185,7 @@ def plan_decode(
     whole_pieces: bool | None = None,
     warp_specialized: bool | None = None,
     keys_as_rows: bool | None = None,
+    consumer_groups: int | None = None,
     dependent_launch: bool | None = None,
     early_start: bool | None = None,
     partial_dtype: torch.dtype = torch.float32,
@@ -285,6 +288,10 @@ def plan_decode(
             16- and 32-row head blocks; for 64-row ones an opt-in beside the default wide tile
             (two warpgroups of 32 query rows on one ring, no padding work at 48 rows: MTP qlen
             4 at 12 heads; unmeasured). True asks for the Gluon kernel too.
+        consumer_groups: with keys_as_rows: the consumer warpgroups that split a head block's
+            query rows, 1 or 2 (`plan_rules.consumer_groups_for`). Default 1 for 16- and 32-row
+            blocks, 2 for 64-row ones (which take only 2); 2 on a 32-row block is an opt-in
+            (two warpgroups of 16 rows on one ring; unmeasured). 0 off the Gluon kernel.
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         early_start: with warp_specialized and dependent_launch: launch stage 1 as a
@@ -390,7 +397,7 @@ def plan_decode(
     check_int("num_programs", num_programs, 1)
     if keys_as_rows is not None:
         check_bool("keys_as_rows", keys_as_rows)
-    if keys_as_rows and warp_specialized is None:
+    if (keys_as_rows or consumer_groups is not None) and warp_specialized is None:
         warp_specialized = True  # the keys as rows run only on the Gluon kernel
     pinned = (block_n, num_warps, num_stages, kv_tma, page_prefetch, latent_chains)
     gluon_config = {
@@ -491,6 +498,7 @@ def plan_decode(
         if default_grid and program_loop:
             num_programs = max(1, spec.compute_units // (num_kv_heads * num_head_blocks))
     keys_as_rows = keys_as_rows_for(keys_as_rows, warp_specialized, block_h)
+    consumer_groups = consumer_groups_for(consumer_groups, warp_specialized, keys_as_rows, block_h)
     piece_cost = piece_cost_for(piece_cost, program_loop)
     whole_pieces = whole_pieces_for(
         whole_pieces,
@@ -652,6 +660,7 @@ def plan_decode(
         whole_pieces=whole_pieces,
         warp_specialized=warp_specialized,
         keys_as_rows=keys_as_rows,
+        consumer_groups=consumer_groups,
         dependent_launch=dependent_launch,
         early_start=early_start,
         merge_block_s=merge_block_s,

@@ -67,6 +67,28 @@ def keys_as_rows_for(requested: bool | None, warp_specialized: bool, block_h: in
     return warp_specialized and (narrow or bool(requested))
 
 
+def consumer_groups_for(requested: int | None, warp_specialized: bool, keys_as_rows: bool,
+                        block_h: int) -> int:  # fmt: skip
+    """The plan's `consumer_groups`: the warpgroups of 4 consumer warps that share a Gluon head
+    block (0 off the Gluon kernel). A 64-row block always takes two (the wide tile splits O's
+    columns between them, the keys-as-rows one its query rows); 16- and 32-row blocks one, or
+    two as an opt-in: each attends half the rows (8 or 16, wgmma's N) to the same key block,
+    both reading it from shared memory, so a block's softmax and P V are two shorter chains
+    side by side (unmeasured)."""
+    wide = block_h >= ws.BLOCK_H
+    if requested is None:
+        return (2 if wide else 1) if warp_specialized else 0
+    check_int("consumer_groups", requested, 1, 2)
+    if not (warp_specialized and keys_as_rows):
+        raise ValueError(
+            "consumer_groups: needs the warp-specialized keys-as-rows consumers "
+            f"(warp_specialized and keys_as_rows), got {requested}"
+        )
+    if wide and requested != 2:
+        raise ValueError(f"consumer_groups: a {block_h}-row head block takes 2, got {requested}")
+    return requested
+
+
 def block_h_for(requested: int | None, kind: str, group_rows: int, spec: DeviceSpec) -> int:
     """The plan's `block_h`: as requested (MLA: 16 to the device's block_m, a power of two),
     else the group's rows rounded up to a power of two within those bounds."""

@@ -107,6 +107,9 @@ def query_row_descriptors(q: torch.Tensor, block_h: int) -> tuple | None:
     return row_descriptors(q, [q.numel() // q.shape[-1], q.shape[-1]], [q.shape[-1], 1], block_h)
 
 
+CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit
+
+
 def num_warps_for(block_h: int) -> int:
     """The consumer warps (the producer's one comes on top): two warpgroups on the 64-row
     tile, one with the keys as rows."""
@@ -148,7 +151,7 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
         "NUM_STAGES": NUM_STAGES,
         "QUERY_TMA": query_descriptors is not None,
         "RELEASE_MERGE": plan.dependent_launch,
-        "num_warps": num_warps_for(plan.block_h),
+        "num_warps": CONSUMER_WARPS * plan.consumer_groups,
     }
 
 
