@@ -298,8 +298,8 @@ def default_merge_block_s(balanced: bool, num_programs: int, mean_partials: int,
     equal_shares: the program loop streams a batch of equal (or unknown) lengths
     (`loop_streams_long_batch`), so every row folds its mean or one more, and a tile of
     EQUAL_SHARES_MERGE_BLOCK_S holds them where 64 would be half masked: H200, 12 heads, 68k x
-    8 (17-18 partials a row) 148.3 / 148.7 -> 147.4 / 147.5 us, 92.4% of the read ceiling
-    (docs/perf.md session 16)."""
+    8 (17-18 partials a row) 145.5 -> 143.8 us (92.7% of the read ceiling), 68k x 16 281.4 ->
+    279.0, 327k x 8 / 16 -1 to -2 us, x 48 level (docs/perf.md v0.2.15)."""
     most_partials = mean_partials
     if balanced and equal_shares:
         most_partials = max(mean_partials + 1, EQUAL_SHARES_MERGE_BLOCK_S)
