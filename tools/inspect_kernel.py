@@ -194,24 +194,28 @@ def sass_of(kernel) -> list[tuple[int, str]]:
 BRANCH = re.compile(r"^(@!?U?P\w+\s+)?BRA\s+(?:`\(\.L_x_\d+\)|0x)([0-9a-f]+)")
 
 
-def block_loop(kernel) -> dict:
-    """The consumers' key-block loop of a warp-specialized kernel (the shortest backward branch
-    whose body holds wgmma): its instructions, and those of its hot path, which steps over
-    every forward conditional branch inside the loop as taken. Those branches skip rare work
-    (a tail block's key zeroing, the softmax's O rescale) or a barrier's retry, so the hot path
-    is what an ordinary block issues, roughly. Spills: local loads and stores in the loop."""
-    sass = sass_of(kernel)
-    loops = []
+def loop_bodies(sass: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """The body of every backward branch's loop, from its target to the branch (also used by
+    tools/inspect_merge.py)."""
+    bodies = []
     for address, instruction in sass:
         branch = BRANCH.search(instruction)
         if branch and int(branch.group(2), 16) < address:
             start = int(branch.group(2), 16)
-            body = [(a, ins) for a, ins in sass if start <= a <= address]
-            if any("HGMMA" in ins for _, ins in body):
-                loops.append((address - start, body))
+            bodies.append([(a, ins) for a, ins in sass if start <= a <= address])
+    return bodies
+
+
+def block_loop(kernel) -> dict:
+    """The consumers' key-block loop of a warp-specialized kernel (the shortest loop whose body
+    holds wgmma): its instructions, and those of its hot path, which steps over every forward
+    conditional branch inside the loop as taken. Those branches skip rare work (a tail block's
+    key zeroing) or a barrier's retry, so the hot path is what an ordinary block issues,
+    roughly. Spills: local loads and stores in the loop."""
+    loops = [b for b in loop_bodies(sass_of(kernel)) if any("HGMMA" in ins for _, ins in b)]
     if not loops:
         return {}
-    body = min(loops)[1]
+    body = min(loops, key=lambda b: b[-1][0] - b[0][0])
     end, hot, k = body[-1][0], [], 0
     while k < len(body):
         address, instruction = body[k]

@@ -23,7 +23,7 @@ from triton.compiler import ASTSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inspect_kernel import registers_and_stack, sass_of
+from inspect_kernel import loop_bodies, registers_and_stack, sass_of
 
 from splitkv.kernels.merge import merge_splits_kernel
 
@@ -57,14 +57,8 @@ def compile_merge(block_s: int, block_d: int, warps: int, heads: int, qlen: int,
 
 def longest_loop(sass: list[tuple[int, str]]) -> list[str]:
     """The instructions of the longest backward branch's body (the fold loop)."""
-    best: tuple[int, int] = (0, 0)
-    for address, instruction in sass:
-        target = re.search(r"BRA\s+(?:`\(\.L_x_\d+\)|0x)([0-9a-f]+)", instruction)
-        if target:
-            start = int(target.group(1), 16)
-            if start < address and address - start > best[1] - best[0]:
-                best = (start, address)
-    return [ins for address, ins in sass if best[0] <= address <= best[1]]
+    body = max(loop_bodies(sass), key=lambda b: b[-1][0] - b[0][0], default=[])
+    return [ins for _, ins in body]
 
 
 def report(kernel) -> dict:

@@ -77,7 +77,7 @@ def consumer_groups_for(requested: int | None, warp_specialized: bool, keys_as_r
     side by side (unmeasured)."""
     wide = block_h >= ws.BLOCK_H
     if requested is None:
-        return (2 if wide else 1) if warp_specialized else 0
+        return ws.num_warps_for(block_h) // ws.CONSUMER_WARPS if warp_specialized else 0
     check_int("consumer_groups", requested, 1, 2)
     if not (warp_specialized and keys_as_rows):
         raise ValueError(
@@ -300,14 +300,13 @@ def default_merge_block_s(balanced: bool, num_programs: int, mean_partials: int,
     EQUAL_SHARES_MERGE_BLOCK_S holds them where 64 would be half masked: H200, 12 heads, 68k x
     8 (17-18 partials a row) 145.5 -> 143.8 us (92.7% of the read ceiling), 68k x 16 281.4 ->
     279.0, 327k x 8 / 16 -1 to -2 us, x 48 level (docs/perf.md v0.2.15)."""
-    most_partials = mean_partials
-    if balanced and equal_shares:
+    if not balanced:
+        return min(MAX_SPLITS, next_pow2(mean_partials))
+    if equal_shares:
         most_partials = max(mean_partials + 1, EQUAL_SHARES_MERGE_BLOCK_S)
-    elif balanced:
+    else:
         most_partials = max(mean_partials, BALANCED_MERGE_BLOCK_S)
-    if balanced:
-        most_partials = min(most_partials, num_programs)
-    return min(MAX_SPLITS, next_pow2(most_partials))
+    return min(MAX_SPLITS, next_pow2(min(most_partials, num_programs)))
 
 
 def default_merge_d_split(head_dim_v: int) -> int:

@@ -16,6 +16,7 @@ BLOCK_H, BLOCK_N, NUM_STAGES, NUM_WARPS = 64, 64, 2, 8
 # Head blocks of 16-32 rows run with the keys as wgmma's rows (kernels/mla_keys_as_rows.py), on
 # one consumer warpgroup; 64-row ones may (`keys_as_rows`), on two.
 NARROW_BLOCK_H, NARROW_NUM_WARPS = (16, 32), 4
+CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` count them)
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
@@ -105,9 +106,6 @@ def query_row_descriptors(q: torch.Tensor, block_h: int) -> tuple | None:
     if not q.is_contiguous() or q.data_ptr() % 16:
         return None
     return row_descriptors(q, [q.numel() // q.shape[-1], q.shape[-1]], [q.shape[-1], 1], block_h)
-
-
-CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit
 
 
 def num_warps_for(block_h: int) -> int:
