@@ -74,6 +74,8 @@ def main() -> None:
                         help="balanced MLA: one program per schedule program")  # fmt: skip
     parser.add_argument("--warp-specialized", action=argparse.BooleanOptionalAction,
                         default=None, help="MLA 64-row tiles: the Gluon stage 1")  # fmt: skip
+    parser.add_argument("--consumer-groups", type=int, default=None,
+                        help="Gluon keys-as-rows: consumer warpgroups per head block")  # fmt: skip
     parser.add_argument("--grid-order", nargs="+", default=["split_major"])
     parser.add_argument("--bf16-partials", action="store_true",
                         help="partial_dtype=torch.bfloat16 between the stages")  # fmt: skip
@@ -98,7 +100,8 @@ def main() -> None:
             page_prefetch=args.page_prefetch, **plan_shape,
             partial_dtype=torch.bfloat16 if args.bf16_partials else torch.float32,
             **{k: v for k, v in (("kv_tma", args.kv_tma), ("program_loop", args.program_loop),
-                                 ("warp_specialized", args.warp_specialized))
+                                 ("warp_specialized", args.warp_specialized),
+                                 ("consumer_groups", args.consumer_groups))
                if v is not None},
         )  # fmt: skip
         for _ in range(args.calls):

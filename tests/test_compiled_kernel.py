@@ -167,3 +167,15 @@ def test_merge_fold_issues_a_whole_tile_of_loads_on_one_warp():
     report = compiled(tool="inspect_merge.py")
     assert report["registers"] <= 168 and report["stack_bytes"] == 0
     assert report["loop_loads"] == 34 and report["loop_instructions"] < 550
+
+
+@pytest.mark.parametrize("knobs", [("--uniform", "--block-s", "128", "--block-d", "32",
+                                    "--warps", "2"), ("--block-s", "64", "--block-d", "32",
+                                                      "--warps", "2")])  # fmt: skip
+def test_merge_issues_the_outputs_with_the_lses(knobs):
+    # On two warps the lse maximum's reduction crosses warps (barriers). The tile's output
+    # loads come before it, so both round trips to L2 overlap (docs/perf.md, v0.2.16: before,
+    # 2 of the 8k x 1 tile's 18 loads preceded the first barrier).
+    report = compiled(*knobs, tool="inspect_merge.py")
+    assert report["loop_barriers"] > 1
+    assert report["loads_before_barrier"] == report["loop_loads"]

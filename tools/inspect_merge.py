@@ -68,8 +68,11 @@ def report(kernel) -> dict:
     def count(opcode: str) -> int:
         return sum(1 for ins in loop if re.search(rf"\b{opcode}\b", ins))
 
+    first_barrier = next((i for i, ins in enumerate(loop) if "BAR.SYNC" in ins), len(loop))
+    loads_first = sum(1 for ins in loop[:first_barrier] if re.search(r"\bLDG\.E", ins))
     return {"registers": regs, "stack_bytes": stack, "shared_bytes": kernel.metadata.shared,
             "loop_instructions": len(loop), "loop_loads": count(r"LDG\.E(?:\.\d+)?"),
+            "loads_before_barrier": loads_first,
             "loop_shuffles": count("SHFL.BFLY"), "loop_barriers": count("BAR.SYNC"),
             "loop_float_ops": sum(count(op) for op in ("FADD", "FMUL", "FFMA", "FSEL")),
             "loop_exp2": count("MUFU.EX2")}  # fmt: skip

@@ -291,7 +291,8 @@ def plan_decode(
         consumer_groups: with keys_as_rows: the consumer warpgroups that split a head block's
             query rows, 1 or 2 (`plan_rules.consumer_groups_for`). Default 1 for 16- and 32-row
             blocks, 2 for 64-row ones (which take only 2); 2 on a 32-row block is an opt-in
-            (two warpgroups of 16 rows on one ring; unmeasured). 0 off the Gluon kernel.
+            (two warpgroups of 16 rows on one ring; 1-3% slower at 12 heads qlen 1-2 on the
+            H200, docs/perf.md session 17). 0 off the Gluon kernel.
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         early_start: with warp_specialized and dependent_launch: launch stage 1 as a

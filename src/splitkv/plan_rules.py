@@ -74,7 +74,9 @@ def consumer_groups_for(requested: int | None, warp_specialized: bool, keys_as_r
     columns between them, the keys-as-rows one its query rows); 16- and 32-row blocks one, or
     two as an opt-in: each attends half the rows (8 or 16, wgmma's N) to the same key block,
     both reading it from shared memory, so a block's softmax and P V are two shorter chains
-    side by side (unmeasured)."""
+    side by side. Measured 1-3% slower at 12 heads, qlen 1 and 2 (the consumers already
+    waited on the ring, and two groups add barriers and shared-memory reads: docs/perf.md
+    session 17), so one stays the default."""
     wide = block_h >= ws.BLOCK_H
     if requested is None:
         return ws.num_warps_for(block_h) // ws.CONSUMER_WARPS if warp_specialized else 0

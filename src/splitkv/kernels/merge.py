@@ -166,11 +166,15 @@ def fold_partials(
     s_ok = splits < num_written
     slots = first_slot + splits
     lse_s = tl.load(partial_lse_ptr + slots, mask=s_ok, other=float("-inf"))
-    m_i, alpha, weight = state_weights(m_i, lse_s)
+    # The outputs' loads before the maximum's reduction, whose barriers the compiler does not
+    # move loads across: both round trips to L2 overlap instead of following each other (one
+    # less on the merge's critical path after stage 1; ncu at 8k x 1, docs/perf.md v0.2.16).
     o_s = tl.load(
         partial_o_ptr + slots[:, None] * HEAD_DIM_V + offs_d[None, :],
         mask=s_ok[:, None] & d_ok[None, :],
         other=0.0,
-    ).to(tl.float32)  # bfloat16 partials (the plan's partial_dtype) sum in fp32
-    acc, l_i = fold_states(acc, l_i, alpha, weight, o_s)
+    )
+    m_i, alpha, weight = state_weights(m_i, lse_s)
+    # bfloat16 partials (the plan's partial_dtype) sum in fp32
+    acc, l_i = fold_states(acc, l_i, alpha, weight, o_s.to(tl.float32))
     return m_i, l_i, acc
