@@ -89,6 +89,16 @@ def main() -> None:
             out, lse = splitkv.mla_decode(*case.args, plan=walk, validate=True)
             check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
             splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=walk)
+    # merge_streams: stage 1's split flags and the merge folding as they go up, on the Gluon
+    # and the Triton stage 1, corrupt lengths too (clamped alike in both stages, so the merge
+    # waits only for flags stage 1 raises).
+    for gluon in (None, False):
+        streams = splitkv.plan_decode(len(lengths), 4160, 12, device=dev, num_splits=16,
+                                      merge_streams=True, warp_specialized=gluon)  # fmt: skip
+        out, lse = splitkv.mla_decode(*case.args, plan=streams, validate=True)
+        check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+        splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=streams)
+        assert not streams.workspace.split_flags.any()
     # The balanced program loop on the warp-specialized Gluon kernels (Hopper): 64-row tiles,
     # and 16, 32 and (opt-in) 64 rows with the keys as rows; then with whole pieces (one-piece
     # requests' rows and lse written by stage 1) and early start (launched as a dependent of

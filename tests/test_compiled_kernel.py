@@ -169,6 +169,25 @@ def test_merge_fold_issues_a_whole_tile_of_loads_on_one_warp():
     assert report["loop_loads"] == 34 and report["loop_instructions"] < 550
 
 
+@pytest.mark.parametrize("heads,qlen,block_q,d_split", [(12, 1, 16, 16), (12, 2, 32, 8),
+                                                        (128, 1, 64, 8)])  # fmt: skip
+def test_merge_streams_stage_one_raises_its_flags(heads, qlen, block_q, d_split):
+    # merge_streams (kernels/split_flags.py): after its partial stores the uniform Gluon
+    # kernel raises each merge program's flag with release semantics, without spills.
+    report = compiled("--warp-specialized", "--heads", str(heads), "--qlen", str(qlen),
+                      "--block-q", str(block_q), "--merge-streams", str(d_split))  # fmt: skip
+    assert report["release_atomics"] > 0 and report["stack_bytes"] == 0
+    assert report["loop_spills"] == 0
+
+
+def test_merge_streams_merge_polls_its_flags():
+    # The streaming merge's fold loop: its flags read with acquire semantics, then the
+    # flagged partials, on the 8k x 1 tile without spills.
+    report = compiled("--uniform", "--block-s", "128", "--block-d", "32", "--warps", "2",
+                      "--merge-streams", tool="inspect_merge.py")  # fmt: skip
+    assert report["stack_bytes"] == 0 and report["loop_loads"] >= 18
+
+
 @pytest.mark.parametrize("knobs", [("--uniform", "--block-s", "128", "--block-d", "32",
                                     "--warps", "2"), ("--block-s", "64", "--block-d", "32",
                                                       "--warps", "2")])  # fmt: skip

@@ -85,6 +85,23 @@ def test_more_splits_than_key_blocks(dtype, device):
     run_and_check(case, plan=plan)
 
 
+def test_merge_streams_folds_flagged_splits_and_clears_the_flags(dtype, device):
+    # merge_streams (kernels/split_flags.py): stage 1 raises a flag per split it wrote for each
+    # merge program (2 column slices a row here), the merge folds the flagged partials and
+    # clears its flags, so every call, new lengths included, starts from zero flags. Empty
+    # splits (the short and the empty request's) raise none and are never waited for.
+    case = random_mla_case([5, 300, 0, 129], num_heads=3, qlen=2, page_size=16, dtype=dtype,
+                           device=device)  # fmt: skip
+    plan = splitkv.plan_decode(4, 320, 3, qlen=2, page_size=16, dtype=dtype, device=device,
+                               num_splits=4, merge_d_split=2, merge_streams=True)  # fmt: skip
+    flags = plan.workspace.split_flags
+    assert flags.shape == (4, 6, 2, 4) and plan.merge_block_s >= plan.num_splits
+    for lengths in ([5, 300, 0, 129], [5, 150, 0, 64]):  # shorter: the rest is NaN-poisoned
+        case.seq_lens.copy_(torch.tensor(lengths))
+        run_and_check(case, plan=plan)
+        assert not flags.any()
+
+
 @pytest.mark.parametrize("merge_block_s", [4, 64])
 def test_merge_of_one_to_nine_partials(merge_block_s, dtype, device):
     # Rows with at most 8 partials merge them in one small tile, others in merge_block_s

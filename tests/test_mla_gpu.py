@@ -107,6 +107,9 @@ def test_pool_past_2_31_elements(page_size):
         (1, {"kv_tma": True}),  # tensor descriptors captured as kernel arguments
         (1, {"kv_tma": True, "schedule": "balanced", "latent_chains": 2}),  # rebalanced
         (2, {"schedule": "balanced", "program_loop": True}),
+        (1, {"merge_streams": True}),  # the merge folds each split as its flag goes up
+        (2, {"merge_streams": True}),
+        (1, {"merge_streams": True, "warp_specialized": False}),  # the Triton stage 1
     ],
 )
 def test_cuda_graph_capture_once_replay_many(qlen, knobs):
@@ -145,6 +148,8 @@ def test_cuda_graph_capture_once_replay_many(qlen, knobs):
         torch.cuda.synchronize()
         ref_out, ref_lse = splitkv.reference.mla_decode(q, kv, table, lens)
         check_against_reference(out, lse, ref_out, ref_lse)
+        # merge_streams: the merge cleared every flag stage 1 raised.
+        assert plan.workspace.split_flags is None or not plan.workspace.split_flags.any()
 
 
 @pytest.mark.parametrize(

@@ -188,6 +188,33 @@ def test_program_loop_plans():
             plan(**knobs)
 
 
+def test_merge_streams_where_a_row_merges_in_one_tile():
+    plan = functools.partial(splitkv.plan_decode, 4, 8192, 12, page_size=64, device="meta",
+                             device_spec=H200)  # fmt: skip
+    assert not plan().merge_streams and plan().workspace.split_flags is None  # opt-in
+    streams = plan(num_splits=8, merge_streams=True)
+    rows, slices = 12, streams.merge_d_split
+    assert streams.workspace.split_flags.shape == (4, rows, slices, 8)
+    # "auto" takes uniform splits for it, even where it would run the program loop.
+    long_batch = functools.partial(splitkv.plan_decode, 8, 68096, 12, page_size=64,
+                                   device="meta", device_spec=H200)  # fmt: skip
+    assert long_batch().schedule == "balanced"
+    assert long_batch(merge_streams=True).schedule == "uniform"
+    for knobs, error in (
+        ({"schedule": "balanced"}, ValueError),  # pieces, not splits
+        ({"num_splits": 8, "merge_block_s": 4}, ValueError),  # two tiles a row
+        ({"num_splits": 8, "merge_d_split": 8}, None),
+        ({"kind": "gqa", "num_kv_heads": 2, "head_dim": 128}, ValueError),
+        ({"merge_streams": 1}, TypeError),
+    ):  # fmt: skip
+        knobs = {"merge_streams": True, **knobs}
+        if error is None:
+            assert plan(**knobs).merge_streams
+            continue
+        with pytest.raises(error, match=r"^merge_streams: "):
+            plan(**knobs)
+
+
 def test_merge_d_split_backs_off():
     assert default_merge_d_split(512) == 8
     assert default_merge_d_split(64) == 4  # 8 slices would be 8 columns

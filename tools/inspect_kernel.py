@@ -91,13 +91,16 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
                              block_q: int = 64, keys_as_rows: bool | None = None,
                              whole_pieces: bool = False, write_lse: bool = True,
                              early_start: bool = False,
-                             consumer_groups: int | None = None):  # fmt: skip
+                             consumer_groups: int | None = None,
+                             merge_streams: int = 0):  # fmt: skip
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
     builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
     program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many, with
     whole_pieces its one-piece requests' rows written to out (and lse with write_lse); with
     early_start launched as a dependent of the kernel ahead (its prologue before the wait);
-    consumer_groups: the plan's (default: as the planner gives a block_q block)."""
+    consumer_groups: the plan's (default: as the planner gives a block_q block);
+    merge_streams: the uniform kernel raising the merge's split flags for that many merge
+    programs a row (0: off)."""
     import torch
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
@@ -128,6 +131,9 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     q_lat, q_rope = ws.query_row_descriptors(q, block_q)
     signature.update({"q_lat_desc": mangle_type(q_lat), "q_rope_desc": mangle_type(q_rope)})
     constants["QUERY_TMA"] = True
+    if merge_streams:
+        signature["split_flags_ptr"] = "*i32"
+        constants.update({"MERGE_STREAMS": True, "D_SPLIT": merge_streams})
     kernel = mla_warp_specialized_kernel
     if balanced_batch:
         for name in ("key_starts_ptr", "num_splits", "SPLIT_MAJOR", "HAS_KEY_START"):
@@ -248,6 +254,7 @@ def report(kernel) -> dict:
         "stack_bytes": stack,
         "wgmma": ptx.count("wgmma.mma_async"),
         "mma_sync": ptx.count("mma.sync"),
+        "release_atomics": len(re.findall(r"atom\.global\.gpu\.release", ptx)),
         "kv_blocks_in_flight": int(buffers[0]) if buffers else 0,
     }
 
@@ -293,6 +300,9 @@ def main() -> None:
                         help="--warp-specialized: a dependent of the kernel ahead")  # fmt: skip
     parser.add_argument("--consumer-groups", type=int, default=None,
                         help="--warp-specialized: consumer warpgroups a head block")  # fmt: skip
+    parser.add_argument("--merge-streams", type=int, default=0, metavar="D_SPLIT",
+                        help="--warp-specialized: raise the merge's split flags for D_SPLIT "
+                        "merge programs a row")  # fmt: skip
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -301,7 +311,8 @@ def main() -> None:
                                           args.balanced_batch, args.bf16_partials,
                                           args.block_q, args.keys_as_rows or None,
                                           args.whole_pieces, not args.no_lse,
-                                          args.early_start, args.consumer_groups)  # fmt: skip
+                                          args.early_start, args.consumer_groups,
+                                          args.merge_streams)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
                **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg"),
                "copies_before_wait": copies_before_wait(kernel.asm["ptx"]),

@@ -29,20 +29,23 @@ from splitkv.kernels.merge import merge_splits_kernel
 
 POINTERS = {"partial_o_ptr": "*fp32", "partial_lse_ptr": "*fp32", "seq_lens_ptr": "*i32",
             "key_starts_ptr": "*i32", "piece_ranges_ptr": "*i32", "out_ptr": "*bf16",
-            "lse_ptr": "*fp32", "sinks_ptr": "*fp32"}  # fmt: skip
+            "lse_ptr": "*fp32", "sinks_ptr": "*fp32", "split_flags_ptr": "*i32"}  # fmt: skip
 ALIGNED = ("partial_o_ptr", "partial_lse_ptr", "out_ptr")  # as the launcher specialises them
 
 
 def compile_merge(block_s: int, block_d: int, warps: int, heads: int, qlen: int, balanced: bool,
-                  whole_pieces: bool, arch: int):  # fmt: skip
+                  whole_pieces: bool, arch: int, merge_streams: bool = False):  # fmt: skip
     """merge_splits_kernel as `mla.merge_workspace` launches it after a Gluon stage 1 (waiting
-    for it, bfloat16 out, lse written)."""
+    for it, bfloat16 out, lse written; with merge_streams, polling its split flags instead)."""
     constants = {"NUM_HEADS": heads, "QLEN": qlen, "HEAD_DIM_V": 512, "SPLIT_BLOCK_N": 64,
                  "BLOCK_S": block_s, "BLOCK_D": block_d, "WRITE_LSE": True, "HAS_WINDOW": False,
                  "HAS_SINKS": False, "BALANCED": balanced, "HAS_KEY_START": False,
-                 "WAIT_FOR_STAGE_1": True, "WHOLE_PIECES": whole_pieces and balanced,
-                 "RELEASE_NEXT": False, "program_times_ptr": None,
-                 "TIME_PROGRAMS": False}  # fmt: skip
+                 "WAIT_FOR_STAGE_1": not merge_streams,
+                 "WHOLE_PIECES": whole_pieces and balanced, "RELEASE_NEXT": False,
+                 "program_times_ptr": None, "TIME_PROGRAMS": False,
+                 "MERGE_STREAMS": merge_streams}  # fmt: skip
+    if not merge_streams:
+        constants["split_flags_ptr"] = None
     signature = {}
     for name in merge_splits_kernel.arg_names:
         if name in constants:
@@ -87,11 +90,14 @@ def main() -> None:
     parser.add_argument("--qlen", type=int, default=1)
     parser.add_argument("--uniform", action="store_true", help="the uniform schedule's merge")
     parser.add_argument("--no-whole-pieces", action="store_true")
+    parser.add_argument("--merge-streams", action="store_true",
+                        help="--uniform: fold each split as its flag goes up")  # fmt: skip
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="(the output is always JSON)")
     args = parser.parse_args()
     kernel = compile_merge(args.block_s, args.block_d, args.warps, args.heads, args.qlen,
-                           not args.uniform, not args.no_whole_pieces, args.arch)  # fmt: skip
+                           not args.uniform, not args.no_whole_pieces, args.arch,
+                           args.merge_streams)  # fmt: skip
     row = {"block_s": args.block_s, "block_d": args.block_d, "warps": args.warps,
            "balanced": not args.uniform, **report(kernel)}  # fmt: skip
     print(json.dumps(row))

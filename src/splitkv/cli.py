@@ -195,6 +195,11 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
             "Gluon stage 1 launched as a programmatic dependent of the kernel ahead, its "
             "prologue and first old keys before the wait (default: on up to 256 query rows)",
         ),
+        (
+            "--merge-streams",
+            "uniform MLA: the merge folds each split's partial as stage 1 flags it, instead "
+            "of waiting for all of stage 1 (default: off)",
+        ),
     ):
         parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
     parser.add_argument(
@@ -327,6 +332,7 @@ def _trials(args: argparse.Namespace) -> list:
             "piece_cost",
             "whole_pieces",
             "early_start",
+            "merge_streams",
         )
         if getattr(args, k) is not None
     }
@@ -494,6 +500,7 @@ def _print_plan(plan) -> None:
         "piece_cost",
         "whole_pieces",
         "early_start",
+        "merge_streams",
         "warp_specialized",
         "keys_as_rows",
         "consumer_groups",

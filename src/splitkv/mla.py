@@ -180,6 +180,7 @@ def _launch(
         schedule_consts = {
             "SPLIT_MAJOR": plan.grid_order == "split_major",
             "HAS_KEY_START": key_starts is not None,
+            **merge_stream_args(plan),
         }
     block_dv = triton.next_power_of_2(plan.head_dim_v)
     block_dpe = max(16, triton.next_power_of_2(max(head_dim_pe, 1)))
@@ -239,6 +240,18 @@ def _launch(
                 key_starts=key_starts,
                 whole_pieces=launched and plan.whole_pieces,
             )
+
+
+def merge_stream_args(plan: DecodePlan) -> dict:
+    """Stage 1's arguments for the plan's `merge_streams` (none without it): the flags it
+    raises for the merge's programs, and how many of those a row has."""
+    if not plan.merge_streams:
+        return {}
+    return {
+        "split_flags_ptr": plan.workspace.split_flags,
+        "MERGE_STREAMS": True,
+        "D_SPLIT": plan.merge_d_split,
+    }
 
 
 def kv_descriptors(
@@ -318,11 +331,14 @@ def merge_workspace(
             HAS_SINKS=sinks is not None,
             BALANCED=balanced,
             HAS_KEY_START=key_starts is not None,
-            WAIT_FOR_STAGE_1=plan.dependent_launch,
+            # merge_streams: the flags stand in for the wait, split by split.
+            WAIT_FOR_STAGE_1=plan.dependent_launch and not plan.merge_streams,
             WHOLE_PIECES=whole_pieces and balanced,
             RELEASE_NEXT=plan.early_start,
             program_times_ptr=program_times,
             TIME_PROGRAMS=program_times is not None,
+            split_flags_ptr=plan.workspace.split_flags,
+            MERGE_STREAMS=plan.merge_streams,
             num_warps=plan.merge_num_warps,
             **({"launch_pdl": True} if plan.dependent_launch else {}),
         )

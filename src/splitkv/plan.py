@@ -35,6 +35,7 @@ from splitkv.plan_rules import (
     keys_as_rows_for,
     loop_streams_long_batch,
     merge_partials_per_row,
+    merge_streams_for,
     next_pow2,
     one_wave_merge_slicing,
     piece_cost_for,
@@ -63,11 +64,15 @@ class DecodeWorkspace:
     float32 (base 2); the balanced
     schedule's are `[qlen*heads, num_programs + batch]` per head block, plus `piece_ranges
     [batch, 2]` int32: each request's first and last stage-1 program, written by stage 1 so
-    the merge need not recompute the schedule (kernels/balanced.py)."""
+    the merge need not recompute the schedule (kernels/balanced.py). With `merge_streams`,
+    `split_flags [batch, qlen*heads, merge_d_split, num_splits]` int32: 1 once stage 1 wrote
+    that split's partial for that merge program, back to 0 when the merge has read it
+    (kernels/split_flags.py); zero between calls."""
 
     partial_o: torch.Tensor
     partial_lse: torch.Tensor
     piece_ranges: torch.Tensor | None = None
+    split_flags: torch.Tensor | None = None
 
     def __repr__(self) -> str:
         nbytes = self.partial_o.numel() * self.partial_o.element_size()
@@ -141,6 +146,7 @@ class DecodePlan:
     merge_num_warps: int
     partial_dtype: torch.dtype
     workspace: DecodeWorkspace = field(compare=False)
+    merge_streams: bool = False
 
     @property
     def split_grid(self) -> int:
@@ -188,6 +194,7 @@ def plan_decode(
     consumer_groups: int | None = None,
     dependent_launch: bool | None = None,
     early_start: bool | None = None,
+    merge_streams: bool | None = None,
     partial_dtype: torch.dtype = torch.float32,
     head_dim_qk: int = MLA_HEAD_DIM_QK,
     head_dim_v: int = MLA_HEAD_DIM_V,
@@ -307,6 +314,12 @@ def plan_decode(
             fit one wave (H200, 12 heads, back-to-back calls: 8k x 1 11.6 -> 9.1 us, 68k x 1
             28.7 -> 26.3, ragged 116.3 -> 114.4; 128 heads 8k x 8, past the bound, 55.5 ->
             60.2, docs/perf.md v0.2.12).
+        merge_streams: MLA on uniform splits (the merge folding a row's partials in one tile):
+            stage 1 raises a flag per split it wrote for each merge program that folds it,
+            and the merge folds each partial once its flag is up, instead of waiting for all
+            of stage 1 (launched as its programmatic dependent, the merge's programs are
+            resident before stage 1 ends). Each stage 1 must be followed by its merge (the
+            merge clears the flags). Default off (unmeasured).
         partial_dtype: torch.float32 (default) or torch.bfloat16: the normalised partial
             outputs between the two stages (lse stays float32). bfloat16 halves what stage 1
             writes and the merge reads (each partial then carries bf16 rounding, ~0.4% of
@@ -370,6 +383,8 @@ def plan_decode(
     # uniform splits, not whatever "auto" would make of the same lengths.
     if schedule == "auto" and (num_splits is None) != (num_programs is None):
         schedule = "uniform" if num_programs is None else "balanced"
+    if schedule == "auto" and merge_streams:
+        schedule = "uniform"  # the flags are split by split (plan_rules.merge_streams_for)
     rows = num_heads * qlen
     group_rows = rows // num_kv_heads  # query rows one program's kv head serves
     block_h = block_h_for(block_h, kind, group_rows, spec)
@@ -621,6 +636,13 @@ def plan_decode(
             f"merge_d_split: expected a divisor of head_dim_v={head_dim_v}, got {merge_d_split}"
         )
 
+    merge_streams = merge_streams_for(merge_streams, kind=kind, balanced=balanced,
+                                      merge_block_s=merge_block_s, num_splits=num_splits,
+                                      merge_d_split=merge_d_split)  # fmt: skip
+    flags = None
+    if merge_streams:
+        flags = torch.zeros((batch_size, rows, merge_d_split, num_splits), dtype=torch.int32,
+                            device=device)  # fmt: skip
     # Balanced: row-major, so the merge reads each row's partials from one contiguous run.
     partials = (rows, num_slots) if num_slots else (batch_size, rows, num_splits)
     workspace = DecodeWorkspace(
@@ -629,6 +651,7 @@ def plan_decode(
         piece_ranges=(
             torch.empty((batch_size, 2), dtype=torch.int32, device=device) if num_slots else None
         ),
+        split_flags=flags,
     )
     return DecodePlan(
         kind=kind,
@@ -669,6 +692,7 @@ def plan_decode(
         merge_num_warps=merge_num_warps,
         partial_dtype=partial_dtype,
         workspace=workspace,
+        merge_streams=merge_streams,
     )
 
 

@@ -148,6 +148,21 @@ def whole_pieces_for(
     )
 
 
+def merge_streams_for(requested: bool | None, *, kind: str, balanced: bool, merge_block_s: int,
+                      num_splits: int, merge_d_split: int) -> bool:  # fmt: skip
+    """The plan's `merge_streams`: as requested (MLA on uniform splits whose merge folds a row
+    in one tile, in power-of-two column slices: stage 1 flags each split it wrote for the
+    merge programs that fold it), else off (unmeasured)."""
+    one_tile = merge_block_s >= num_splits and merge_d_split & (merge_d_split - 1) == 0
+    return gated_knob(
+        "merge_streams",
+        requested,
+        runs=kind == "mla" and not balanced and one_tile,
+        default=False,
+        needs="MLA on uniform splits, merge_block_s >= num_splits and a power-of-two merge_d_split",
+    )
+
+
 def early_start_for(requested: bool | None, *, warp_specialized: bool, dependent_launch: bool,
                     batch_rows: int) -> bool:  # fmt: skip
     """The plan's `early_start`: as requested (the Gluon kernels on a device with programmatic

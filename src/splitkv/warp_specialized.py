@@ -161,6 +161,7 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
     (lse may be None) itself. Returns whether it launched: False when the pool cannot be
     described for bulk copies."""
     from splitkv.kernels.mla_warp_specialized import mla_warp_specialized_kernel
+    from splitkv.mla import merge_stream_args  # splitkv.mla imports this module
 
     descriptors = kv_row_descriptors(kv, page_size)
     if descriptors is None:
@@ -191,6 +192,7 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         page_table.stride(0),
         SPLIT_MAJOR=plan.grid_order == "split_major",
         HAS_KEY_START=key_starts is not None,
+        **merge_stream_args(plan),
         **tile_constants(plan, q, page_size, query_descriptors),
     )
     return True

@@ -8,6 +8,7 @@ peer that cannot be loaded is reported as missing, with the reason.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import os
@@ -68,6 +69,9 @@ def prepare_splitkv(case: MlaCase | GqaCase, launched_waves: int = 0, **plan_kno
         wave = splitkv.plan_decode(batch, max_seq_len, heads, schedule="uniform", **shape)
         knobs["num_programs"] = launched_wave_programs(launched_waves, wave.num_programs, batch)
     plan = splitkv.plan_decode(batch, max_seq_len, heads, **shape, **knobs)
+    # The stages timed apart run without merge_streams' flags (a merge alone would wait for
+    # flags no stage 1 raised); the same kernels and workspace otherwise.
+    apart = dataclasses.replace(plan, merge_streams=False)
     out = case.q.new_empty(batch, qlen, heads, plan.head_dim_v)
     lse = torch.empty(batch, qlen, heads, device=case.q.device)
     if isinstance(case, GqaCase):
@@ -77,14 +81,14 @@ def prepare_splitkv(case: MlaCase | GqaCase, launched_waves: int = 0, **plan_kno
     else:
         sinks = None
         run = lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse)
-        stage1 = lambda: mla_stage_one(*case.args, plan=plan, out=out, lse=lse)
+        stage1 = lambda: mla_stage_one(*case.args, plan=apart, out=out, lse=lse)
     return Prepared(
         run=run,
         result=lambda: (out, lse),
         num_splits=plan.num_splits,
         schedule=describe_schedule(plan),
         merge_run=lambda: merge_workspace(
-            plan,
+            apart,
             case.seq_lens,
             out,
             lse,

@@ -13,6 +13,7 @@ import triton.language as tl
 from splitkv.kernels.dependent_launch import release_dependent_grid, wait_for_prior_grid
 from splitkv.kernels.online_softmax import fold_states, merged_lse, merged_output, state_weights
 from splitkv.kernels.rows import row_offsets
+from splitkv.kernels.split_flags import splits_landed
 from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
 from splitkv.kernels.timer import stamp
 
@@ -57,6 +58,8 @@ def merge_splits_kernel(
     RELEASE_NEXT: tl.constexpr = False,  # the next call's stage 1 starts early (early_start)
     program_times_ptr=None,  # TIME_PROGRAMS: [programs, 3] int64 ns: start, after the wait, end
     TIME_PROGRAMS: tl.constexpr = False,
+    split_flags_ptr=None,  # MERGE_STREAMS: [programs, num_splits] int32 (kernels/split_flags.py)
+    MERGE_STREAMS: tl.constexpr = False,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     row_id = tl.program_id(0)  # request * ROWS + row
@@ -109,7 +112,14 @@ def merge_splits_kernel(
     # spends its instructions on masked slots: they take one small tile (H200, docs/perf.md
     # v0.2.4). Uniform plans size BLOCK_S to the split count already: where it is not wider
     # than the small tile, the condition is a compile-time False and the branch folds away.
-    if (BLOCK_S > SMALL_S) & (num_written <= SMALL_S):
+    if MERGE_STREAMS:
+        # Uniform, one tile (plan_rules.merge_streams_for): each partial as its flag goes up.
+        flags = split_flags_ptr + (row_id.to(tl.int64) * tl.num_programs(1) + slice_id) * num_splits
+        m_i, l_i, acc = fold_as_written(
+            partial_o_ptr, partial_lse_ptr, flags, first_slot, num_written, offs_d, d_ok,
+            m_i, l_i, acc, HEAD_DIM_V, BLOCK_S,
+        )  # fmt: skip
+    elif (BLOCK_S > SMALL_S) & (num_written <= SMALL_S):
         m_i, l_i, acc = fold_partials(
             partial_o_ptr, partial_lse_ptr, first_slot, 0, num_written, offs_d, d_ok,
             m_i, l_i, acc, HEAD_DIM_V, SMALL_S,
@@ -163,9 +173,38 @@ def fold_partials(
     """Fold the row's partials s0 .. s0 + TILE_S (those under num_written) into the running
     (max, sum, output) as one [TILE_S, BLOCK_D] tile."""
     splits = s0 + tl.arange(0, TILE_S)
+    return fold_slots(partial_o_ptr, partial_lse_ptr, first_slot + splits, splits < num_written,
+                      offs_d, d_ok, m_i, l_i, acc, HEAD_DIM_V, "")  # fmt: skip
+
+
+@triton.jit
+def fold_as_written(partial_o_ptr, partial_lse_ptr, flags, first_slot, num_written, offs_d,
+                    d_ok, m_i, l_i, acc, HEAD_DIM_V: tl.constexpr,
+                    TILE_S: tl.constexpr):  # fmt: skip
+    """`merge_streams`: fold the row's num_written partials (one tile) in the order stage 1
+    writes them, each once its flag is up (kernels/split_flags.py), then clear the flags. The
+    partials come from L2: an L1 line of the previous call's must not be read."""
+    splits = tl.arange(0, TILE_S)
     s_ok = splits < num_written
-    slots = first_slot + splits
-    lse_s = tl.load(partial_lse_ptr + slots, mask=s_ok, other=float("-inf"))
+    pending = s_ok
+    while tl.sum(pending.to(tl.int32), 0) > 0:
+        landed = splits_landed(flags + splits, pending)
+        if tl.sum(landed.to(tl.int32), 0) > 0:
+            m_i, l_i, acc = fold_slots(partial_o_ptr, partial_lse_ptr, first_slot + splits,
+                                       landed, offs_d, d_ok, m_i, l_i, acc, HEAD_DIM_V,
+                                       ".cg")  # fmt: skip
+        pending = pending & ~landed
+    tl.store(flags + splits, tl.zeros([TILE_S], tl.int32), mask=s_ok)
+    return m_i, l_i, acc
+
+
+@triton.jit
+def fold_slots(partial_o_ptr, partial_lse_ptr, slots, s_ok, offs_d, d_ok, m_i, l_i, acc,
+               HEAD_DIM_V: tl.constexpr, CACHE: tl.constexpr):  # fmt: skip
+    """Fold the partials at `slots` (those under s_ok) into the running (max, sum, output) as
+    one [slots, BLOCK_D] tile, loaded with the cache modifier CACHE ("" for the default)."""
+    lse_s = tl.load(partial_lse_ptr + slots, mask=s_ok, other=float("-inf"),
+                    cache_modifier=CACHE)  # fmt: skip
     # The outputs' loads before the maximum's reduction, whose barriers the compiler does not
     # move loads across: both round trips to L2 overlap instead of following each other (one
     # less on the merge's critical path after stage 1; ncu at 8k x 1, docs/perf.md v0.2.16).
@@ -173,6 +212,7 @@ def fold_partials(
         partial_o_ptr + slots[:, None] * HEAD_DIM_V + offs_d[None, :],
         mask=s_ok[:, None] & d_ok[None, :],
         other=0.0,
+        cache_modifier=CACHE,
     )
     m_i, alpha, weight = state_weights(m_i, lse_s)
     # bfloat16 partials (the plan's partial_dtype) sum in fp32

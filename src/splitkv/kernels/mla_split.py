@@ -24,6 +24,7 @@ from splitkv.kernels.balanced import (
 from splitkv.kernels.dependent_launch import release_dependent_grid
 from splitkv.kernels.mla_attend import mla_attend_keys, mla_load_queries
 from splitkv.kernels.online_softmax import store_partial
+from splitkv.kernels.split_flags import mark_split_written
 from splitkv.kernels.split_range import clamped_seq_len, keys_per_split, split_and_request
 
 
@@ -64,6 +65,9 @@ def mla_split_kernel(
     latent_desc=None,  # KV_TMA: host tensor descriptors over the pool's rows (mla_attend_keys)
     rope_desc=None,
     KV_TMA: tl.constexpr = False,
+    split_flags_ptr=None,  # MERGE_STREAMS: the merge programs' flags (kernels/split_flags.py)
+    MERGE_STREAMS: tl.constexpr = False,
+    D_SPLIT: tl.constexpr = 1,  # MERGE_STREAMS: the merge's programs per row
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     release_dependent_grid(RELEASE_MERGE)  # the merge may launch now; it waits for our writes
@@ -132,6 +136,9 @@ def mla_split_kernel(
     store_partial(
         partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, dv, dv < HEAD_DIM_V, HEAD_DIM_V
     )
+    if MERGE_STREAMS:
+        mark_split_written(split_flags_ptr, request, rows, row_ok, split, num_splits, ROWS,
+                           D_SPLIT)  # fmt: skip
 
 
 @triton.jit

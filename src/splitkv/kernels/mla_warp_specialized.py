@@ -39,6 +39,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
 from splitkv.kernels.mla_keys_as_rows import attend_key_blocks_narrow
 from splitkv.kernels.shared_rows import wait_for_key_block
+from splitkv.kernels.split_flags import mark_split_written_gluon
 from splitkv.kernels.split_range import clamped_seq_len, keys_per_split, split_and_request
 
 LATENT = gl.constexpr(512)
@@ -351,6 +352,9 @@ def mla_warp_specialized_kernel(
     RELEASE_MERGE: gl.constexpr = False,
     EARLY_START: gl.constexpr = False,  # launched as a dependent of the kernel ahead
     EARLY_BLOCKS: gl.constexpr = 2,  # EARLY_START: key blocks brought before its wait
+    split_flags_ptr=None,  # MERGE_STREAMS: the merge programs' flags (kernels/split_flags.py)
+    MERGE_STREAMS: gl.constexpr = False,
+    D_SPLIT: gl.constexpr = 1,  # MERGE_STREAMS: the merge's programs per row
 ):
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
@@ -415,3 +419,7 @@ def mla_warp_specialized_kernel(
         [24],  # and few registers, so the consumers keep theirs
     )
     # fmt: on
+    if MERGE_STREAMS:  # noqa: SIM102 (a compile-time branch around a run-time one)
+        if num_blocks > 0:  # as the consumers' stores: an empty split writes nothing
+            mark_split_written_gluon(split_flags_ptr, request, head_block * BLOCK_Q, split,
+                                     num_splits, ROWS, BLOCK_Q, D_SPLIT)  # fmt: skip
