@@ -57,4 +57,7 @@ def splits_landed(flags, pending):
     """The merge: which of the `pending` splits (flag pointers `flags`) stage 1 has written,
     with acquire semantics, so the partials' loads that follow see its stores."""
     up = tl.atomic_add(flags, 0, mask=pending, sem="acquire", scope="gpu")
+    # The acquiring threads are not the ones that load each partial's columns: a CTA barrier
+    # carries the acquire to them.
+    tl.debug_barrier()
     return pending & (up != 0)
