@@ -157,6 +157,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=24, help="calls in the graph")
     parser.add_argument("--early-start", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--whole-pieces", action=argparse.BooleanOptionalAction, default=None)
+    parser.add_argument("--merge-streams", action="store_true",
+                        help="the plan's merge_streams (no wait in its merge)")  # fmt: skip
     parser.add_argument("--early-blocks", type=int, default=None,
                         help="warp_specialized.EARLY_BLOCKS for this run")  # fmt: skip
     parser.add_argument("--merge-stamps", action="store_true",
@@ -177,6 +179,8 @@ def main() -> None:
     knobs = {} if args.early_start is None else {"early_start": args.early_start}
     if args.whole_pieces is not None:
         knobs["whole_pieces"] = args.whole_pieces
+    if args.merge_streams:
+        knobs["merge_streams"] = True
     decode_calls = [decode_call(lengths, args, seed, knobs) for seed in range(copies)]
     stamps = None
     if args.merge_stamps:
