@@ -41,8 +41,11 @@ def mark_split_written_gluon(flags_ptr, request, first_row, split, num_splits,
     """Stage 1 (Gluon, after the partitions joined): as `mark_split_written` for the head
     block's BLOCK_Q rows from first_row."""
     gl.thread_barrier()  # every consumer's partial stores before any flag
-    layout: gl.constexpr = gl.BlockedLayout([1, 1], [32 // D_SPLIT, D_SPLIT], [gl.num_warps(), 1],
-                                            [1, 0])  # fmt: skip
+    # A warp's lanes over the slices first (every flag once where rows x slices cover the
+    # threads), the rest of the slices in each thread's registers.
+    LANES: gl.constexpr = D_SPLIT if D_SPLIT < 32 else 32
+    layout: gl.constexpr = gl.BlockedLayout([1, D_SPLIT // LANES], [32 // LANES, LANES],
+                                            [gl.num_warps(), 1], [1, 0])  # fmt: skip
     rows = first_row + gl.arange(0, BLOCK_Q, gl.SliceLayout(1, layout))
     slices = gl.arange(0, D_SPLIT, gl.SliceLayout(0, layout))
     programs = (request.to(gl.int64) * ROWS + rows)[:, None] * D_SPLIT + slices[None, :]
