@@ -4,7 +4,9 @@ The interpreter's tl.dot is wrong on bfloat16 operands (it multiplies raw bits),
 float16 and float32; the GPU runs bfloat16 and float16.
 """
 
+import importlib.util
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -25,6 +27,21 @@ def device() -> torch.device:
 @pytest.fixture(params=DTYPES, ids=lambda d: str(d).removeprefix("torch."))
 def dtype(request) -> torch.dtype:
     return request.param
+
+
+@pytest.fixture(scope="session")
+def load_tool():
+    """Import a script of tools/ by its name (tools/ is not a package), for tests of its
+    arithmetic."""
+
+    def load(name: str):
+        path = Path(__file__).resolve().parents[1] / "tools" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,21 +1,13 @@
 """tools/kernel_timeline.py's arithmetic on a made-up trace and made-up merge stamps (the tool
 itself needs a GPU): which stage 1 pairs with which merge, and what the medians say."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 import torch
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "kernel_timeline.py"
-
 
 @pytest.fixture(scope="module")
-def timeline():
-    spec = importlib.util.spec_from_file_location("kernel_timeline", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def timeline(load_tool):
+    return load_tool("kernel_timeline")
 
 
 def test_calls_pair_each_stage_one_with_the_merge_after_it(timeline):

@@ -2,12 +2,10 @@
 rows are the mbarrier waits, and what share of their loop's samples they hold."""
 
 import gzip
-import importlib.util
 from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "ncu_stalls.py"
 HEADER = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Instructions Executed",
           "stall_long_sb", "stall_barrier", "stall_long_sb (Not Issued)"]  # fmt: skip
 ROWS = [  # (address, source, samples, executed, long_sb, barrier)
@@ -23,11 +21,8 @@ ROWS = [  # (address, source, samples, executed, long_sb, barrier)
 
 
 @pytest.fixture(scope="module")
-def stalls():
-    spec = importlib.util.spec_from_file_location("ncu_stalls", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def stalls(load_tool):
+    return load_tool("ncu_stalls")
 
 
 def write_page(path: Path) -> Path:
