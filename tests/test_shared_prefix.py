@@ -30,6 +30,25 @@ def test_one_group_with_edge_members(qlen, page_size, dtype, device):
     check(case, [([0, 1, 2, 3], shared // page_size)])
 
 
+@pytest.mark.parametrize("schedule", ["balanced", "uniform"])
+def test_the_passes_hold_on_either_schedule(schedule, dtype, device, monkeypatch):
+    # Both passes are plain decodes; the suffix pass once handed per-request key starts to a
+    # launch that ignored them on the balanced schedule (the GPU planner's choice for long
+    # batches): wrong results there only. Force each schedule on both passes.
+    def decode_on(q, kv_cache, page_table, seq_lens, **kwargs):
+        page_size = kv_cache.shape[1]
+        plan = splitkv.plan_decode(q.shape[0], page_table.shape[1] * page_size, q.shape[2],
+                                   qlen=q.shape[1], page_size=page_size, dtype=q.dtype,
+                                   device=q.device, schedule=schedule)  # fmt: skip
+        return splitkv.mla_decode(q, kv_cache, page_table, seq_lens, plan=plan, **kwargs)
+
+    monkeypatch.setattr(splitkv.prefix, "mla_decode", decode_on)
+    lengths = [150, 70, 30, 200, 90]  # request 2 ends inside the prefix, 4 is in no group
+    case = random_mla_case(lengths, 4, qlen=2, page_size=16, dtype=dtype, device=device,
+                           prefix_groups=[([0, 1, 2], 48), ([3], 32)])  # fmt: skip
+    check(case, [([0, 1, 2], 3), ([3], 2)])
+
+
 def test_no_sharing_and_empty_groups(dtype, device):
     case = random_mla_case([100, 7, 0], 4, page_size=16, dtype=dtype, device=device)
     check(case, [])

@@ -21,8 +21,8 @@ import torch
 
 from splitkv.checks import check_int, check_mla_call, validate_decode_data
 from splitkv.merge import merge_states
-from splitkv.mla import _launch, mla_decode
-from splitkv.plan import MAX_HEADS, MAX_QLEN, MLA_HEAD_DIM_QK, MLA_HEAD_DIM_V, plan_decode
+from splitkv.mla import mla_decode
+from splitkv.plan import MAX_HEADS, MAX_QLEN, MLA_HEAD_DIM_QK, MLA_HEAD_DIM_V
 
 
 @dataclass(frozen=True)
@@ -127,20 +127,14 @@ def mla_decode_shared_prefix(
     takes_part = prefix.prefix_len <= seq_lens - qlen + 1
     key_starts = torch.where(takes_part, prefix.prefix_len, 0).to(torch.int32)
 
-    # Suffix pass: every request from its first key on.
-    plan = plan_decode(
-        max(call.batch, 1),
-        page_table.shape[1] * call.page_size,
-        heads,
-        qlen=qlen,
-        page_size=call.page_size,
-        dtype=q.dtype,
-        device=q.device,
-    )
-    suffix_out = q.new_empty(call.batch, qlen, heads, MLA_HEAD_DIM_V)
-    suffix_lse = torch.empty(call.batch, qlen, heads, dtype=torch.float32, device=q.device)
-    if call.batch:
-        _launch(plan, q, call, page_table, seq_lens, suffix_out, suffix_lse, key_starts)
+    # Suffix pass: a plain decode of every request's keys after its prefix, through its table
+    # row shifted left by the prefix's pages (a prefix is whole pages) and its length cut by
+    # as much. The causal rule compares keys with the length only, so it holds shifted, and
+    # so any plan serves it: the planner's own choice (the balanced program loop on long
+    # batches) sees the suffixes' lengths.
+    suffix_table, suffix_lens = _after_prefix(page_table, seq_lens, key_starts, call.page_size)
+    suffix_out, suffix_lse = mla_decode(q, call.kv_cache, suffix_table, suffix_lens,
+                                        scale=call.scale)  # fmt: skip
 
     # Prefix pass: every group's rows at once over its shared pages, all groups in one launch.
     prefix_out, prefix_lse = _prefix_pass(q, call, page_table, prefix, qlen, heads)
@@ -148,6 +142,17 @@ def mla_decode_shared_prefix(
 
     outs, lses = torch.stack([prefix_out, suffix_out]), torch.stack([prefix_lse, suffix_lse])
     return merge_states(outs, lses)
+
+
+def _after_prefix(page_table, seq_lens, key_starts, page_size):
+    """(table, lengths) of each request's keys from its key start (whole pages) on: its row's
+    columns shifted left, the last column repeated past the end (beyond the cut length, so
+    never read)."""
+    columns = page_table.shape[1]
+    shift = (key_starts // page_size).long()
+    index = torch.arange(columns, device=page_table.device)[None, :] + shift[:, None]
+    table = torch.gather(page_table, 1, index.clamp_(max=max(columns - 1, 0)))
+    return table, seq_lens - key_starts
 
 
 def _prefix_pass(q, call, page_table, prefix, qlen, heads):
