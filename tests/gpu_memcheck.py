@@ -67,6 +67,18 @@ def main() -> None:
         lens = case.seq_lens.clone()
         lens[2] = 1 << 30
         splitkv.gqa_decode(case.q, case.k_cache, case.v_cache, table, lens)
+    # The shared-prefix cascade: stacked rows, shifted suffix tables, a member ending inside
+    # its prefix, a request in no group; then corrupt lengths (the suffix's cut lengths and
+    # shifted columns stay clamped).
+    case = random_mla_case([150, 70, 30, 200, 90], 12, qlen=2, page_size=16, dtype=torch.bfloat16,
+                           device=dev, prefix_groups=[([0, 1, 2], 48), ([3], 32)])  # fmt: skip
+    groups = [([0, 1, 2], 3), ([3], 2)]
+    out, lse = splitkv.mla_decode_shared_prefix(*case.args, groups, validate=True)
+    check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+    lens = case.seq_lens.clone()
+    lens[0] = 1 << 30
+    lens[3] = -7
+    splitkv.mla_decode_shared_prefix(case.q, case.kv_cache, case.page_table, lens, groups)
     # The balanced schedule (one program per piece slot) and merge_states, corrupt lengths too.
     lengths = [1, 63, 64, 65, 4096, 0, 2]
     case = random_mla_case(lengths, 12, page_size=64, dtype=torch.bfloat16, device=dev)

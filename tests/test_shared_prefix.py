@@ -5,7 +5,8 @@ import pytest
 import torch
 
 import splitkv
-from splitkv.testing import MlaCase, check_against_reference, random_mla_case
+from splitkv.prefix_rows import prefix_rows
+from splitkv.testing import MlaCase, capture_cuda_graph, check_against_reference, random_mla_case
 
 
 def check(case, groups, **kwargs):
@@ -35,7 +36,7 @@ def test_the_passes_hold_on_either_schedule(schedule, dtype, device, monkeypatch
     # Both passes are plain decodes; the suffix pass once handed per-request key starts to a
     # launch that ignored them on the balanced schedule (the GPU planner's choice for long
     # batches): wrong results there only. Force each schedule on both passes.
-    def decode_on(q, kv_cache, page_table, seq_lens, **kwargs):
+    def decode_on(q, kv_cache, page_table, seq_lens, plan=None, **kwargs):
         page_size = kv_cache.shape[1]
         plan = splitkv.plan_decode(q.shape[0], page_table.shape[1] * page_size, q.shape[2],
                                    qlen=q.shape[1], page_size=page_size, dtype=q.dtype,
@@ -158,3 +159,66 @@ def test_a_plan_serves_new_lengths(dtype, device):
         )
         out, lse = splitkv.mla_decode_shared_prefix(*case.args, prefix)
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+
+
+def test_prefix_rows_stack_members_and_hand_back():
+    # Group 0: requests 3 and 1 (3 rows each) cut into chunks of 4 rows; group 1 has no pages
+    # (no pass); request 0 and 2 are in no pass (chunk row 0, masked by the caller).
+    rows = prefix_rows((((3, 1), 2), ((2,), 0)), 4, 3, 16, 4, "cpu")
+    assert (rows.num_chunks, rows.width, rows.tokens) == (2, 4, 32)
+    assert rows.gather.tolist() == [9, 10, 11, 3, 4, 5, 0, 0]  # the chunk rows' query rows
+    assert rows.scatter.tolist() == [0, 0, 0, 3, 4, 5, 0, 0, 0, 0, 1, 2]
+    assert rows.first.tolist() == [3, 3] and rows.lens.tolist() == [32, 32]
+    assert prefix_rows((((0, 1), 0),), 2, 3, 16, 4, "cpu") is None
+
+
+def test_plan_for_a_shape_and_bad_shapes_named(device):
+    plan = splitkv.plan_shared_prefix([([0, 1], 2)], 3, 4, 16, device, num_heads=4, qlen=2)
+    assert set(plan.rows) == {(2, 4)}
+    with pytest.raises(ValueError, match=r"^num_heads: expected an int in \[1, 128\]"):
+        splitkv.plan_shared_prefix([([0, 1], 2)], 3, 4, 16, device, num_heads=0)
+    with pytest.raises(ValueError, match=r"^qlen: expected an int in \[1, 8\]"):
+        splitkv.plan_shared_prefix([([0, 1], 2)], 3, 4, 16, device, num_heads=4, qlen=9)
+
+
+@pytest.mark.gpu
+@pytest.mark.filterwarnings("ignore:The CUDA Graph is empty")
+def test_cascade_captured_once_replayed_with_new_lengths():
+    heads, columns = 12, 12
+    prefix = splitkv.plan_shared_prefix([([0, 1, 2], 4), ([4], 2)], 5, columns, 16, "cuda",
+                                        num_heads=heads)  # fmt: skip
+    cases = [
+        random_mla_case(
+            [64 + a, 64 + b, 60, 100 + a, 32 + b],
+            heads,
+            page_size=16,
+            dtype=torch.bfloat16,
+            device="cuda",
+            table_columns=columns,
+            seed=s,
+            prefix_groups=[([0, 1, 2], 64), ([4], 32)],
+        )
+        for s, (a, b) in enumerate([(1, 70), (90, 3), (0, 0)])
+    ]
+    pool = max(case.kv_cache.shape[0] for case in cases)
+    kv = torch.full((pool, 16, 576), float("nan"), dtype=torch.bfloat16, device="cuda")
+    q, table, lens = (t.clone() for t in (cases[0].q, cases[0].page_table, cases[0].seq_lens))
+    result = {}
+
+    def step():
+        result["out"] = splitkv.mla_decode_shared_prefix(q, kv, table, lens, prefix)
+
+    graph = capture_cuda_graph(step)
+    for case in cases:
+        kv[: case.kv_cache.shape[0]].copy_(case.kv_cache)
+        for static, new in ((q, case.q), (table, case.page_table), (lens, case.seq_lens)):
+            static.copy_(new)
+        graph.replay()
+        torch.cuda.synchronize()
+        check_against_reference(*result["out"], *splitkv.reference.mla_decode(q, kv, table, lens))
+    # A plan with no row indices for the call's shape says so under capture.
+    unbuilt = splitkv.plan_shared_prefix([([0, 1, 2], 4)], 5, columns, 16, "cuda")
+    graph = torch.cuda.CUDAGraph()
+    message = r"^prefix_groups: a plan not yet used"
+    with pytest.raises(ValueError, match=message), torch.cuda.graph(graph):
+        splitkv.mla_decode_shared_prefix(q, kv, table, lens, unbuilt)

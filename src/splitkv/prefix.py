@@ -15,26 +15,44 @@ CUDA-graph replays); otherwise it attends its whole context in the suffix pass.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from splitkv.checks import check_int, check_mla_call, validate_decode_data
 from splitkv.merge import merge_states
 from splitkv.mla import mla_decode
-from splitkv.plan import MAX_HEADS, MAX_QLEN, MLA_HEAD_DIM_QK, MLA_HEAD_DIM_V
+from splitkv.plan import MAX_HEADS, MAX_QLEN, MLA_HEAD_DIM_QK, MLA_HEAD_DIM_V, plan_decode
+from splitkv.prefix_rows import PrefixRows, prefix_rows
 
 
 @dataclass(frozen=True)
 class SharedPrefixPlan:
-    """What `mla_decode_shared_prefix` needs on the device, built once from host integers so
-    the call makes no host-to-device copy (CUDA-graph capturable)."""
+    """What `mla_decode_shared_prefix` needs on the device, built from host integers so a call
+    makes no host-to-device copy (CUDA-graph capturable): the prefix pass's row indices for
+    each (qlen, heads) the plan was built for or has served."""
 
     groups: tuple[tuple[tuple[int, ...], int], ...]  # (members, shared pages), checked
     prefix_len: torch.Tensor  # [batch] int32 shared tokens of each request's group (0: none)
-    members: tuple[torch.Tensor, ...]  # per group, its request indices on the device
-    prefix_lens: tuple[torch.Tensor, ...]  # per group, [1] int32 shared tokens
     page_size: int
+    device: torch.device
+    rows: dict = field(default_factory=dict, compare=False, repr=False)  # by (qlen, heads)
+
+    def rows_for(self, qlen: int, heads: int) -> PrefixRows | None:
+        """The prefix pass's chunks for calls of qlen x heads query rows a request (built on
+        the first such call, which copies them to the device: not under graph capture)."""
+        if (qlen, heads) not in self.rows:
+            if self.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+                raise ValueError(
+                    f"prefix_groups: a plan not yet used for qlen {qlen} x {heads} heads, under "
+                    f"CUDA-graph capture; build it with plan_shared_prefix(..., num_heads="
+                    f"{heads}, qlen={qlen}) or make one call before capturing"
+                )
+            batch = self.prefix_len.shape[0]
+            self.rows[qlen, heads] = prefix_rows(
+                self.groups, batch, qlen * heads, self.page_size, MAX_HEADS, self.device
+            )
+        return self.rows[qlen, heads]
 
 
 def plan_shared_prefix(
@@ -43,26 +61,35 @@ def plan_shared_prefix(
     max_pages: int,
     page_size: int,
     device: torch.device | str,
+    *,
+    num_heads: int | None = None,
+    qlen: int = 1,
 ) -> SharedPrefixPlan:
     """Check the grouping and put it on the device.
 
     prefix_groups: (request indices, shared pages) per group: those requests hold the same page
     ids in their first `shared pages` page-table columns (as the serving engine's prefix cache
     knows). A request belongs to at most one group; requests in no group are decoded plainly.
+    num_heads, qlen: the calls' query heads and positions, to build the prefix pass's row
+    indices now (a graph captured on the plan's first call needs them); else the first call
+    of each shape builds them.
     """
     groups = _check_groups(prefix_groups, batch_size, max_pages)
+    if num_heads is not None:
+        check_int("num_heads", num_heads, 1, MAX_HEADS)
+        check_int("qlen", qlen, 1, MAX_QLEN)
     prefix_len = torch.zeros(batch_size, dtype=torch.int32)
     for members, pages in groups:
         prefix_len[members] = pages * page_size
-    return SharedPrefixPlan(
+    plan = SharedPrefixPlan(
         groups=tuple((tuple(m), p) for m, p in groups),
         prefix_len=prefix_len.to(device),
-        members=tuple(torch.tensor(m, device=device) for m, _ in groups),
-        prefix_lens=tuple(
-            torch.full((1,), p * page_size, dtype=torch.int32, device=device) for _, p in groups
-        ),
         page_size=page_size,
+        device=torch.device(device),
     )
+    if num_heads is not None:
+        plan.rows_for(qlen, num_heads)
+    return plan
 
 
 def mla_decode_shared_prefix(
@@ -121,10 +148,11 @@ def mla_decode_shared_prefix(
         )
         _validate_sharing(page_table, seq_lens, call.page_size, prefix.groups)
     qlen, heads = call.qlen, call.num_heads
+    prefix.rows_for(qlen, heads)  # built, or a clear error under capture, before any launch
 
     # A member takes part in its group's prefix pass only if its query tokens all follow the
     # prefix; else it attends its whole context in the suffix pass.
-    takes_part = prefix.prefix_len <= seq_lens - qlen + 1
+    takes_part = (prefix.prefix_len > 0) & (prefix.prefix_len <= seq_lens - qlen + 1)
     key_starts = torch.where(takes_part, prefix.prefix_len, 0).to(torch.int32)
 
     # Suffix pass: a plain decode of every request's keys after its prefix, through its table
@@ -159,37 +187,23 @@ def _prefix_pass(q, call, page_table, prefix, qlen, heads):
     """Each group's members' query rows stacked as the heads of one request (qlen 1: the prefix
     precedes every query token) over its shared pages; chunks of at most MAX_HEADS rows, all
     groups' chunks as the requests of a single decode call, so the groups' passes share one
-    grid instead of one launch (and one half-empty wave) each."""
-    rows_of = {}  # group -> its members' rows, flat [members * qlen * heads, d_qk]
-    chunks = []  # (group, first row, rows)
-    for g, ((members, pages), index) in enumerate(zip(prefix.groups, prefix.members, strict=True)):
-        if pages == 0:
-            continue
-        rows_of[g] = q[index].reshape(len(members) * qlen * heads, q.shape[-1])
-        total = rows_of[g].shape[0]
-        starts = range(0, total, MAX_HEADS)
-        chunks += [(g, start, min(MAX_HEADS, total - start)) for start in starts]
-    prefix_out = q.new_zeros(call.batch, qlen, heads, MLA_HEAD_DIM_V)
-    prefix_lse = torch.full(prefix_out.shape[:-1], float("-inf"), device=q.device)
-    if not chunks:
-        return prefix_out, prefix_lse
-    width = max(rows for _, _, rows in chunks)
-    stacked = q.new_zeros(len(chunks), 1, width, q.shape[-1])  # padding rows: zeros, dropped
-    for c, (g, start, rows) in enumerate(chunks):
-        stacked[c, 0, :rows] = rows_of[g][start : start + rows]
+    grid instead of one launch (and one half-empty wave) each. A query row outside every
+    pass gets some chunk row's state (the caller masks it)."""
+    rows = prefix.rows_for(qlen, heads)
+    if rows is None:
+        prefix_out = q.new_zeros(call.batch, qlen, heads, MLA_HEAD_DIM_V)
+        return prefix_out, torch.full(prefix_out.shape[:-1], float("-inf"), device=q.device)
+    stacked = q.reshape(-1, q.shape[-1])[rows.gather].view(rows.num_chunks, 1, rows.width, -1)
+    # The balanced schedule: on the H200 the stacked rows' pass took 193.6 us against uniform
+    # splits' 199.4 on 8 x 327,600 (one chunk), 150.8 against 184.9 on the 6-group mix (chunks
+    # of 16k-64k keys; docs/perf.md, session 18).
+    plan = plan_decode(rows.num_chunks, rows.tokens, rows.width, page_size=prefix.page_size,
+                       dtype=q.dtype, device=q.device, schedule="balanced")  # fmt: skip
     # Each chunk reads its group's pages through the first member's table row.
-    first = torch.cat([prefix.members[g][:1] for g, _, _ in chunks])
-    lens = torch.cat([prefix.prefix_lens[g] for g, _, _ in chunks])
-    out, lse = mla_decode(stacked, call.kv_cache, page_table[first], lens, scale=call.scale)
-    for g, ((members, _), index) in enumerate(zip(prefix.groups, prefix.members, strict=True)):
-        if g not in rows_of:
-            continue
-        parts = [(c, rows) for c, (cg, _, rows) in enumerate(chunks) if cg == g]
-        group_out = torch.cat([out[c, 0, :rows] for c, rows in parts])
-        group_lse = torch.cat([lse[c, 0, :rows] for c, rows in parts])
-        prefix_out[index] = group_out.reshape(len(members), qlen, heads, -1)
-        prefix_lse[index] = group_lse.reshape(len(members), qlen, heads)
-    return prefix_out, prefix_lse
+    out, lse = mla_decode(stacked, call.kv_cache, page_table[rows.first], rows.lens,
+                          scale=call.scale, plan=plan)  # fmt: skip
+    prefix_out = out.view(-1, out.shape[-1])[rows.scatter].view(call.batch, qlen, heads, -1)
+    return prefix_out, lse.view(-1)[rows.scatter].view(call.batch, qlen, heads)
 
 
 def _check_groups(prefix_groups, batch: int, columns: int) -> list[tuple[list[int], int]]:
