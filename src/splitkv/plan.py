@@ -319,7 +319,9 @@ def plan_decode(
             and the merge folds each partial once its flag is up, instead of waiting for all
             of stage 1 (launched as its programmatic dependent, the merge's programs are
             resident before stage 1 ends). Each stage 1 must be followed by its merge (the
-            merge clears the flags). Default off (unmeasured).
+            merge clears the flags). Default off: slower on the H200 (8k x 1 8.4 -> 9.8 us,
+            68k x 1 26.2 -> 27.7; the polling merge programs slow stage 1 by more than they
+            save after it; docs/perf.md, session 18).
         partial_dtype: torch.float32 (default) or torch.bfloat16: the normalised partial
             outputs between the two stages (lse stays float32). bfloat16 halves what stage 1
             writes and the merge reads (each partial then carries bf16 rounding, ~0.4% of

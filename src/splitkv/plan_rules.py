@@ -152,7 +152,7 @@ def merge_streams_for(requested: bool | None, *, kind: str, balanced: bool, merg
                       num_splits: int, merge_d_split: int) -> bool:  # fmt: skip
     """The plan's `merge_streams`: as requested (MLA on uniform splits whose merge folds a row
     in one tile, in power-of-two column slices: stage 1 flags each split it wrote for the
-    merge programs that fold it), else off (unmeasured)."""
+    merge programs that fold it), else off (slower on the H200: docs/perf.md, session 18)."""
     one_tile = merge_block_s >= num_splits and merge_d_split & (merge_d_split - 1) == 0
     return gated_knob(
         "merge_streams",
