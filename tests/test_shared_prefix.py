@@ -44,10 +44,12 @@ def test_the_passes_hold_on_either_schedule(schedule, dtype, device, monkeypatch
         return splitkv.mla_decode(q, kv_cache, page_table, seq_lens, plan=plan, **kwargs)
 
     monkeypatch.setattr(splitkv.prefix, "mla_decode", decode_on)
-    lengths = [150, 70, 30, 200, 90]  # request 2 ends inside the prefix, 4 is in no group
+    # Request 2 ends inside the prefix, 5 has no keys at all (both states empty), 4 is in no
+    # group.
+    lengths = [150, 70, 30, 200, 90, 0]
     case = random_mla_case(lengths, 4, qlen=2, page_size=16, dtype=dtype, device=device,
-                           prefix_groups=[([0, 1, 2], 48), ([3], 32)])  # fmt: skip
-    check(case, [([0, 1, 2], 3), ([3], 2)])
+                           prefix_groups=[([0, 1, 2, 5], 48), ([3], 32)])  # fmt: skip
+    check(case, [([0, 1, 2, 5], 3), ([3], 2)])
 
 
 def test_no_sharing_and_empty_groups(dtype, device):

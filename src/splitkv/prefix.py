@@ -5,7 +5,7 @@
    all groups are the requests of a single decode call.
 2. Suffix pass: every request attends only its keys after its group's prefix (or all of them,
    if it takes no part in a prefix pass).
-3. The two states of every row merge in fp32 (`merge_states`).
+3. The two states of every row merge in fp32 (`kernels/prefix_cascade.py`, as `merge_states`).
 
 A member takes part only if its query tokens all lie after the prefix
 (prefix_len <= seq_len - qlen + 1, decided on the device, so lengths may change between
@@ -18,9 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
+import triton
 
 from splitkv.checks import check_int, check_mla_call, validate_decode_data
-from splitkv.merge import merge_states
+from splitkv.kernels.prefix_cascade import merge_prefix_kernel, suffix_rows_kernel
+from splitkv.merge import MAX_BLOCK_D
 from splitkv.mla import mla_decode
 from splitkv.plan import MAX_HEADS, MAX_QLEN, MLA_HEAD_DIM_QK, MLA_HEAD_DIM_V, plan_decode
 from splitkv.prefix_rows import PrefixRows, prefix_rows
@@ -151,48 +153,48 @@ def mla_decode_shared_prefix(
     prefix.rows_for(qlen, heads)  # built, or a clear error under capture, before any launch
 
     # A member takes part in its group's prefix pass only if its query tokens all follow the
-    # prefix; else it attends its whole context in the suffix pass.
-    takes_part = (prefix.prefix_len > 0) & (prefix.prefix_len <= seq_lens - qlen + 1)
-    key_starts = torch.where(takes_part, prefix.prefix_len, 0).to(torch.int32)
-
-    # Suffix pass: a plain decode of every request's keys after its prefix, through its table
-    # row shifted left by the prefix's pages (a prefix is whole pages) and its length cut by
-    # as much. The causal rule compares keys with the length only, so it holds shifted, and
-    # so any plan serves it: the planner's own choice (the balanced program loop on long
-    # batches) sees the suffixes' lengths.
-    suffix_table, suffix_lens = _after_prefix(page_table, seq_lens, key_starts, call.page_size)
+    # prefix; else it attends its whole context in the suffix pass. The suffix pass: a plain
+    # decode of every request's keys after its prefix, through its table row shifted left by
+    # the prefix's pages (a prefix is whole pages) and its length cut by as much. The causal
+    # rule compares keys with the length only, so it holds shifted, and so any plan serves
+    # it: the planner's own choice (the balanced program loop on long batches) sees the
+    # suffixes' lengths.
+    suffix_table, suffix_lens, takes_part = _suffix_rows(page_table, seq_lens, prefix, qlen)
     suffix_out, suffix_lse = mla_decode(q, call.kv_cache, suffix_table, suffix_lens,
                                         scale=call.scale)  # fmt: skip
-
     # Prefix pass: every group's rows at once over its shared pages, all groups in one launch.
-    prefix_out, prefix_lse = _prefix_pass(q, call, page_table, prefix, qlen, heads)
-    prefix_lse = torch.where(takes_part[:, None, None], prefix_lse, float("-inf"))
-
-    outs, lses = torch.stack([prefix_out, suffix_out]), torch.stack([prefix_lse, suffix_lse])
-    return merge_states(outs, lses)
-
-
-def _after_prefix(page_table, seq_lens, key_starts, page_size):
-    """(table, lengths) of each request's keys from its key start (whole pages) on: its row's
-    columns shifted left, the last column repeated past the end (beyond the cut length, so
-    never read)."""
-    columns = page_table.shape[1]
-    shift = (key_starts // page_size).long()
-    index = torch.arange(columns, device=page_table.device)[None, :] + shift[:, None]
-    table = torch.gather(page_table, 1, index.clamp_(max=max(columns - 1, 0)))
-    return table, seq_lens - key_starts
+    rows = prefix.rows_for(qlen, heads)
+    if rows is None or call.batch == 0:
+        return suffix_out, suffix_lse
+    chunk_out, chunk_lse = _prefix_pass(q, call, page_table, prefix, rows)
+    return _merge_prefix(chunk_out, chunk_lse, rows, takes_part, suffix_out, suffix_lse)
 
 
-def _prefix_pass(q, call, page_table, prefix, qlen, heads):
+def _suffix_rows(page_table, seq_lens, prefix, qlen):
+    """(table, lengths) of each request's keys after its prefix, and whether it takes part in
+    its group's prefix pass (int8), in one launch."""
+    batch, columns = page_table.shape
+    table = torch.empty_like(page_table, memory_format=torch.contiguous_format)
+    lens = torch.empty_like(seq_lens)
+    takes_part = torch.empty(batch, dtype=torch.int8, device=seq_lens.device)
+    if batch and columns:
+        block = min(1024, triton.next_power_of_2(columns))
+        suffix_rows_kernel[(batch, triton.cdiv(columns, block))](
+            page_table, seq_lens, prefix.prefix_len, table, lens, takes_part, columns,
+            page_table.stride(0), QLEN=qlen, PAGE_SIZE=prefix.page_size, BLOCK_C=block,
+        )  # fmt: skip
+    elif batch:  # no columns: nothing to shift, no prefix
+        lens.copy_(seq_lens)
+        takes_part.zero_()
+    return table, lens, takes_part
+
+
+def _prefix_pass(q, call, page_table, prefix, rows):
     """Each group's members' query rows stacked as the heads of one request (qlen 1: the prefix
     precedes every query token) over its shared pages; chunks of at most MAX_HEADS rows, all
     groups' chunks as the requests of a single decode call, so the groups' passes share one
-    grid instead of one launch (and one half-empty wave) each. A query row outside every
-    pass gets some chunk row's state (the caller masks it)."""
-    rows = prefix.rows_for(qlen, heads)
-    if rows is None:
-        prefix_out = q.new_zeros(call.batch, qlen, heads, MLA_HEAD_DIM_V)
-        return prefix_out, torch.full(prefix_out.shape[:-1], float("-inf"), device=q.device)
+    grid instead of one launch (and one half-empty wave) each. Returns the chunks' rows'
+    (out [chunk rows, d_v], lse [chunk rows])."""
     stacked = q.reshape(-1, q.shape[-1])[rows.gather].view(rows.num_chunks, 1, rows.width, -1)
     # The balanced schedule: on the H200 the stacked rows' pass took 193.6 us against uniform
     # splits' 199.4 on 8 x 327,600 (one chunk), 150.8 against 184.9 on the 6-group mix (chunks
@@ -202,8 +204,20 @@ def _prefix_pass(q, call, page_table, prefix, qlen, heads):
     # Each chunk reads its group's pages through the first member's table row.
     out, lse = mla_decode(stacked, call.kv_cache, page_table[rows.first], rows.lens,
                           scale=call.scale, plan=plan)  # fmt: skip
-    prefix_out = out.view(-1, out.shape[-1])[rows.scatter].view(call.batch, qlen, heads, -1)
-    return prefix_out, lse.view(-1)[rows.scatter].view(call.batch, qlen, heads)
+    return out.view(-1, out.shape[-1]), lse.view(-1)
+
+
+def _merge_prefix(chunk_out, chunk_lse, rows, takes_part, suffix_out, suffix_lse):
+    """Each query row's prefix state (weight 0 where its request took no part) merged with its
+    suffix state in fp32, in one launch."""
+    out, lse = torch.empty_like(suffix_out), torch.empty_like(suffix_lse)
+    head_dim = suffix_out.shape[-1]
+    block_d = min(MAX_BLOCK_D, triton.next_power_of_2(head_dim))
+    merge_prefix_kernel[(suffix_lse.numel(), triton.cdiv(head_dim, block_d))](
+        chunk_out, chunk_lse, rows.scatter, takes_part, suffix_out, suffix_lse, out, lse,
+        ROWS_PER_REQUEST=suffix_lse[0].numel(), HEAD_DIM=head_dim, BLOCK_D=block_d,
+    )  # fmt: skip
+    return out, lse
 
 
 def _check_groups(prefix_groups, batch: int, columns: int) -> list[tuple[list[int], int]]:
