@@ -98,11 +98,18 @@ def test_two_groups_with_different_prefixes(dtype, device):
     check(case, [([0, 1, 2], 8), ([3, 4, 5], 2)], scale=0.05)
 
 
-def test_many_rows_are_chunked(dtype, device):
-    # 4 members x qlen 2 x 20 heads = 160 stacked rows: more than one call takes.
+def test_many_rows_are_chunked(dtype, device, monkeypatch):
+    # 4 members x qlen 2 x 20 heads = 160 stacked rows: more than one chunk of 128 takes. On
+    # the CPU, chunks of 32 and 5 heads (40 rows) test the same cut: 128-row chunks took the
+    # interpreter ~30 s a dtype.
+    heads = 20
+    if device.type == "cpu":
+        monkeypatch.setattr(splitkv.prefix, "MAX_HEADS", 32)
+        heads = 5
     case = random_mla_case(
-        [100, 90, 80, 70], 20, qlen=2, page_size=16, dtype=dtype, device=device, shared_prefix=48
-    )
+        [100, 90, 80, 70], heads, qlen=2, page_size=16, dtype=dtype, device=device,
+        shared_prefix=48,
+    )  # fmt: skip
     check(case, [([0, 1, 2, 3], 3)])
 
 
