@@ -150,7 +150,7 @@ def mla_decode_shared_prefix(
         )
         _validate_sharing(page_table, seq_lens, call.page_size, prefix.groups)
     qlen, heads = call.qlen, call.num_heads
-    prefix.rows_for(qlen, heads)  # built, or a clear error under capture, before any launch
+    rows = prefix.rows_for(qlen, heads)  # built, or a clear error under capture, before any launch
 
     # A member takes part in its group's prefix pass only if its query tokens all follow the
     # prefix; else it attends its whole context in the suffix pass. The suffix pass: a plain
@@ -163,7 +163,6 @@ def mla_decode_shared_prefix(
     suffix_out, suffix_lse = mla_decode(q, call.kv_cache, suffix_table, suffix_lens,
                                         scale=call.scale)  # fmt: skip
     # Prefix pass: every group's rows at once over its shared pages, all groups in one launch.
-    rows = prefix.rows_for(qlen, heads)
     if rows is None or call.batch == 0:
         return suffix_out, suffix_lse
     chunk_out, chunk_lse = _prefix_pass(q, call, page_table, prefix, rows)

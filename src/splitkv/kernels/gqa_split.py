@@ -13,7 +13,7 @@ import triton.language as tl
 
 from splitkv.kernels.balanced import mark_empty, piece_of_slot, record_piece_range
 from splitkv.kernels.dependent_launch import release_dependent_grid
-from splitkv.kernels.online_softmax import softmax_step, store_partial
+from splitkv.kernels.online_softmax import LOG2E, softmax_step, store_partial
 from splitkv.kernels.paged import (
     advance_page_ids,
     block_page_ids,
@@ -27,8 +27,6 @@ from splitkv.kernels.split_range import (
     keys_per_split,
     split_and_request,
 )
-
-LOG2E = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit

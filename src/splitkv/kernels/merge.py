@@ -11,13 +11,18 @@ import triton
 import triton.language as tl
 
 from splitkv.kernels.dependent_launch import release_dependent_grid, wait_for_prior_grid
-from splitkv.kernels.online_softmax import fold_states, merged_lse, merged_output, state_weights
+from splitkv.kernels.online_softmax import (
+    LOG2E,
+    fold_states,
+    merged_lse,
+    merged_output,
+    state_weights,
+)
 from splitkv.kernels.rows import row_offsets
 from splitkv.kernels.split_flags import splits_landed
 from splitkv.kernels.split_range import clamped_seq_len, first_visible_key, keys_per_split
 from splitkv.kernels.timer import stamp
 
-LOG2E = tl.constexpr(1.4426950408889634)  # sinks arrive in natural log; partials are base 2
 SMALL_S = tl.constexpr(8)  # rows with at most this many partials merge them in one small tile
 
 
@@ -134,7 +139,8 @@ def merge_splits_kernel(
     q_pos = row // NUM_HEADS
     head = row % NUM_HEADS
     if HAS_SINKS:
-        # A sink is one more logit in the softmax's denominator with no value (gpt-oss).
+        # A sink is one more logit in the softmax's denominator with no value (gpt-oss); it
+        # arrives in natural log, the partials are base 2.
         sink = tl.load(sinks_ptr + head + tl.arange(0, 1)) * LOG2E
         m_new = tl.maximum(m_i, sink)
         alpha = tl.exp2(m_i - m_new)

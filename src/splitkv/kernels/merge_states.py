@@ -8,9 +8,13 @@ with lse = -inf (it saw no keys) contributes exactly 0, whatever its out holds.
 import triton
 import triton.language as tl
 
-from splitkv.kernels.online_softmax import fold_states, merged_lse, merged_output, state_weights
-
-LOG2E = tl.constexpr(1.4426950408889634)
+from splitkv.kernels.online_softmax import (
+    LOG2E,
+    fold_states,
+    merged_lse,
+    merged_output,
+    state_weights,
+)
 
 
 @triton.jit

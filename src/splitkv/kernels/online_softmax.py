@@ -4,6 +4,7 @@ import triton
 import triton.language as tl
 
 LN2 = tl.constexpr(0.6931471805599453)  # lse leaves the kernels in natural log
+LOG2E = tl.constexpr(1.4426950408889634)  # natural-log inputs (lse, sinks, logits) to base 2
 
 
 @triton.jit

@@ -12,9 +12,13 @@ the H200: 8 x 327,600 spent ~50 of its 298 us in them, docs/perf.md session 18).
 import triton
 import triton.language as tl
 
-from splitkv.kernels.online_softmax import fold_states, merged_lse, merged_output, state_weights
-
-LOG2E = tl.constexpr(1.4426950408889634)
+from splitkv.kernels.online_softmax import (
+    LOG2E,
+    fold_states,
+    merged_lse,
+    merged_output,
+    state_weights,
+)
 
 
 @triton.jit
