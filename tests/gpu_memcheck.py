@@ -135,6 +135,20 @@ def main() -> None:
                 bad = wide.seq_lens.clone()
                 bad[0], bad[1] = 1 << 30, -4
                 splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=loop)
+        # The 64-row tile's alternating consumers (uniform kernel), corrupt lengths too.
+        for heads, qlen, page_size in ((128, 1, 8), (12, 4, 64)):
+            wide = random_mla_case([n and max(n, qlen) for n in lengths], heads, qlen=qlen,
+                                   page_size=page_size, dtype=torch.bfloat16,
+                                   device=dev)  # fmt: skip
+            for splits in (1, 16):
+                turns = splitkv.plan_decode(len(lengths), 4160, heads, qlen=qlen,
+                                            page_size=page_size, device=dev, num_splits=splits,
+                                            alternate_blocks=True)  # fmt: skip
+                out, lse = splitkv.mla_decode(*wide.args, plan=turns, validate=True)
+                check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))
+                bad = wide.seq_lens.clone()
+                bad[0], bad[1] = 1 << 30, -4
+                splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=turns)
     # Key blocks by bulk tensor copies (kv_tma): tails, an empty request, corrupt inputs.
     for knobs in (
         {},

@@ -122,6 +122,19 @@ def test_two_consumer_groups_compile(block_q, qlen, batch):
     assert report["shared_kb"] <= {16: 165, 32: 185}[block_q]
 
 
+@pytest.mark.parametrize("page_size,heads,qlen", [(64, 128, 1), (8, 16, 8)])
+def test_alternating_consumers_compile_without_serialized_wgmma(page_size, heads, qlen):
+    # alternate_blocks: two one-warpgroup consumer partitions on a 4-stage ring of 32-key
+    # blocks. ptxas serializes every wgmma (a wait after each) when it runs short of registers
+    # for the accumulators in flight, as it did with the owner's P V in flight across the
+    # loop's back edge: 1.2x slower on the H200 (docs/perf.md v0.2.19).
+    report = compiled("--warp-specialized", "--page-size", str(page_size), "--heads", str(heads),
+                      "--qlen", str(qlen), "--alternate-blocks")  # fmt: skip
+    assert report["wgmma"] == 84 and report["wgmma_waits"] <= 16
+    assert report["loop_spills"] == 0 and report["kv_blocks_in_flight"] == 4
+    assert report["shared_kb"] <= 227
+
+
 @pytest.mark.parametrize("balanced_batch", ["0", "8"])
 def test_warp_specialized_kernels_compile_with_bf16_partials(balanced_batch):
     # partial_dtype=torch.bfloat16: the Gluon stores cast the fp32 partials to the workspace's

@@ -92,7 +92,8 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
                              whole_pieces: bool = False, write_lse: bool = True,
                              early_start: bool = False,
                              consumer_groups: int | None = None,
-                             merge_streams: int = 0):  # fmt: skip
+                             merge_streams: int = 0,
+                             alternate_blocks: bool = False):  # fmt: skip
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
     builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
     program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many, with
@@ -100,7 +101,8 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     early_start launched as a dependent of the kernel ahead (its prologue before the wait);
     consumer_groups: the plan's (default: as the planner gives a block_q block);
     merge_streams: the uniform kernel raising the merge's split flags for that many merge
-    programs a row (0: off)."""
+    programs a row (0: off); alternate_blocks: the 64-row consumers taking turns
+    (kernels/mla_alternate_blocks.py)."""
     import torch
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
@@ -134,6 +136,11 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     if merge_streams:
         signature["split_flags_ptr"] = "*i32"
         constants.update({"MERGE_STREAMS": True, "D_SPLIT": merge_streams})
+    if alternate_blocks:
+        lat_desc, rope_desc = ws.kv_row_descriptors(pool, page_size, ws.ALTERNATE_BLOCK_N)
+        signature.update({"lat_desc": mangle_type(lat_desc), "rope_desc": mangle_type(rope_desc)})
+        constants.update({"ALTERNATE_BLOCKS": True, "BLOCK_N": ws.ALTERNATE_BLOCK_N,
+                          "NUM_STAGES": ws.ALTERNATE_STAGES})  # fmt: skip
     kernel = mla_warp_specialized_kernel
     if balanced_batch:
         for name in ("key_starts_ptr", "num_splits", "SPLIT_MAJOR", "HAS_KEY_START"):
@@ -159,6 +166,8 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     source = GluonASTSource(kernel, signature, constants, attrs)
     target = GPUTarget("cuda", arch, 32)
     groups = consumer_groups or ws.num_warps_for(block_q) // ws.CONSUMER_WARPS
+    if alternate_blocks:
+        groups = 1  # the second consumer warpgroup is a partition of its own
     return triton.compile(source, target=target,
                           options={"num_warps": ws.CONSUMER_WARPS * groups})  # fmt: skip
 
@@ -253,6 +262,9 @@ def report(kernel) -> dict:
         "registers": regs,
         "stack_bytes": stack,
         "wgmma": ptx.count("wgmma.mma_async"),
+        # Waits for wgmma in the SASS: one after every wgmma means ptxas serialized them (its
+        # C7512 "Potential Performance Loss"; docs/perf.md v0.2.19).
+        "wgmma_waits": sum("WARPGROUP.DEPBAR" in ins for _, ins in sass_of(kernel)),
         "mma_sync": ptx.count("mma.sync"),
         "release_atomics": len(re.findall(r"atom\.global\.gpu\.release", ptx)),
         "kv_blocks_in_flight": int(buffers[0]) if buffers else 0,
@@ -303,6 +315,8 @@ def main() -> None:
     parser.add_argument("--merge-streams", type=int, default=0, metavar="D_SPLIT",
                         help="--warp-specialized: raise the merge's split flags for D_SPLIT "
                         "merge programs a row")  # fmt: skip
+    parser.add_argument("--alternate-blocks", action="store_true",
+                        help="--warp-specialized: the 64-row consumers taking turns")  # fmt: skip
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -312,7 +326,8 @@ def main() -> None:
                                           args.block_q, args.keys_as_rows or None,
                                           args.whole_pieces, not args.no_lse,
                                           args.early_start, args.consumer_groups,
-                                          args.merge_streams)  # fmt: skip
+                                          args.merge_streams,
+                                          args.alternate_blocks)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
                **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg"),
                "copies_before_wait": copies_before_wait(kernel.asm["ptx"]),

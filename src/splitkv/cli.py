@@ -200,6 +200,11 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
             "uniform MLA: the merge folds each split's partial as stage 1 flags it, instead "
             "of waiting for all of stage 1 (default: off)",
         ),
+        (
+            "--alternate-blocks",
+            "uniform MLA, Gluon 64-row tile: its two consumer warpgroups take turns on the key "
+            "blocks (default: off)",
+        ),
     ):
         parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
     parser.add_argument(
@@ -333,6 +338,7 @@ def _trials(args: argparse.Namespace) -> list:
             "whole_pieces",
             "early_start",
             "merge_streams",
+            "alternate_blocks",
         )
         if getattr(args, k) is not None
     }
@@ -504,6 +510,7 @@ def _print_plan(plan) -> None:
         "warp_specialized",
         "keys_as_rows",
         "consumer_groups",
+        "alternate_blocks",
         "merge_block_s",
         "merge_d_split",
         "merge_num_warps",

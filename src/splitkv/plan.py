@@ -21,6 +21,7 @@ from splitkv.plan_rules import (
     MIN_DOT,
     TMA_BLOCK_N,
     GridOrder,
+    alternate_blocks_for,
     balanced_grid,
     balanced_prefetch_pays,
     block_h_for,
@@ -147,6 +148,7 @@ class DecodePlan:
     partial_dtype: torch.dtype
     workspace: DecodeWorkspace = field(compare=False)
     merge_streams: bool = False
+    alternate_blocks: bool = False
 
     @property
     def split_grid(self) -> int:
@@ -192,6 +194,7 @@ def plan_decode(
     warp_specialized: bool | None = None,
     keys_as_rows: bool | None = None,
     consumer_groups: int | None = None,
+    alternate_blocks: bool | None = None,
     dependent_launch: bool | None = None,
     early_start: bool | None = None,
     merge_streams: bool | None = None,
@@ -300,6 +303,10 @@ def plan_decode(
             blocks, 2 for 64-row ones (which take only 2); 2 on a 32-row block is an opt-in
             (two warpgroups of 16 rows on one ring; 1-3% slower at 12 heads qlen 1-2 on the
             H200, docs/perf.md session 17). 0 off the Gluon kernel.
+        alternate_blocks: with the Gluon 64-row tile on the uniform schedule: its two consumer
+            warpgroups take turns, each scoring every other key block alone and handing its P
+            to the other (kernels/mla_alternate_blocks.py); default off (an opt-in until
+            measured). True asks for the Gluon kernel too.
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         early_start: with warp_specialized and dependent_launch: launch stage 1 as a
@@ -385,8 +392,10 @@ def plan_decode(
     # uniform splits, not whatever "auto" would make of the same lengths.
     if schedule == "auto" and (num_splits is None) != (num_programs is None):
         schedule = "uniform" if num_programs is None else "balanced"
-    if schedule == "auto" and merge_streams:
-        schedule = "uniform"  # the flags are split by split (plan_rules.merge_streams_for)
+    if schedule == "auto" and (merge_streams or alternate_blocks):
+        # The flags are split by split (plan_rules.merge_streams_for); the alternating
+        # consumers exist in the uniform kernel only.
+        schedule = "uniform"
     rows = num_heads * qlen
     group_rows = rows // num_kv_heads  # query rows one program's kv head serves
     block_h = block_h_for(block_h, kind, group_rows, spec)
@@ -415,7 +424,8 @@ def plan_decode(
     check_int("num_programs", num_programs, 1)
     if keys_as_rows is not None:
         check_bool("keys_as_rows", keys_as_rows)
-    if (keys_as_rows or consumer_groups is not None) and warp_specialized is None:
+    asks_gluon = keys_as_rows or consumer_groups is not None or alternate_blocks
+    if asks_gluon and warp_specialized is None:
         warp_specialized = True  # the keys as rows run only on the Gluon kernel
     pinned = (block_n, num_warps, num_stages, kv_tma, page_prefetch, latent_chains)
     gluon_config = {
@@ -517,6 +527,8 @@ def plan_decode(
             num_programs = max(1, spec.compute_units // (num_kv_heads * num_head_blocks))
     keys_as_rows = keys_as_rows_for(keys_as_rows, warp_specialized, block_h)
     consumer_groups = consumer_groups_for(consumer_groups, warp_specialized, keys_as_rows, block_h)
+    alternate_blocks = alternate_blocks_for(alternate_blocks, warp_specialized, keys_as_rows,
+                                            block_h, schedule)  # fmt: skip
     piece_cost = piece_cost_for(piece_cost, program_loop)
     whole_pieces = whole_pieces_for(
         whole_pieces,
@@ -528,6 +540,8 @@ def plan_decode(
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = ws.BLOCK_N, ws.num_warps_for(block_h), ws.NUM_STAGES
+        if alternate_blocks:  # the merge must cut splits on the kernel's blocks
+            block_n = ws.ALTERNATE_BLOCK_N
         kv_tma, page_prefetch, latent_chains = False, False, 1
         num_splits = ws_splits
         grid_order = grid_order_for(num_splits, spec) if default_order else grid_order
@@ -695,6 +709,7 @@ def plan_decode(
         partial_dtype=partial_dtype,
         workspace=workspace,
         merge_streams=merge_streams,
+        alternate_blocks=alternate_blocks,
     )
 
 

@@ -91,6 +91,25 @@ def consumer_groups_for(requested: int | None, warp_specialized: bool, keys_as_r
     return requested
 
 
+def alternate_blocks_for(requested: bool | None, warp_specialized: bool, keys_as_rows: bool,
+                         block_h: int, schedule: str) -> bool:  # fmt: skip
+    """The plan's `alternate_blocks`: the 64-row Gluon tile's two consumer warpgroups taking
+    turns, each scoring every other key block alone (kernels/mla_alternate_blocks.py), instead
+    of splitting every block's scores. An opt-in of the uniform schedule's kernel until
+    measured (docs/perf.md v0.2.19)."""
+    if requested is None:
+        return False
+    check_bool("alternate_blocks", requested)
+    if requested and not (warp_specialized and not keys_as_rows and block_h >= ws.BLOCK_H):
+        raise ValueError(
+            "alternate_blocks: needs the warp-specialized 64-row tile (warp_specialized, "
+            f"block_h={ws.BLOCK_H}, keys_as_rows off), got block_h={block_h}"
+        )
+    if requested and schedule != "uniform":
+        raise ValueError(f"alternate_blocks: needs the uniform schedule, got {schedule!r}")
+    return requested
+
+
 def block_h_for(requested: int | None, kind: str, group_rows: int, spec: DeviceSpec) -> int:
     """The plan's `block_h`: as requested (MLA: 16 to the device's block_m, a power of two),
     else the group's rows rounded up to a power of two within those bounds."""

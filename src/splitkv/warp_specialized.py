@@ -17,6 +17,10 @@ BLOCK_H, BLOCK_N, NUM_STAGES, NUM_WARPS = 64, 64, 2, 8
 # one consumer warpgroup; 64-row ones may (`keys_as_rows`), on two.
 NARROW_BLOCK_H, NARROW_NUM_WARPS = (16, 32), 4
 CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` count them)
+# The alternating 64-row consumers (`alternate_blocks`) keep two blocks in work, one a
+# warpgroup, so their ring holds 4 blocks of 32 keys (the same 144 KB as 2 of 64): two
+# stages free for the copies while two are read.
+ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
@@ -88,13 +92,13 @@ def unsupported_reason(
     return next((reason for ok, reason in checks if not ok), None)
 
 
-def kv_row_descriptors(kv: torch.Tensor, page_size: int) -> tuple | None:
+def kv_row_descriptors(kv: torch.Tensor, page_size: int, block_n: int = BLOCK_N) -> tuple | None:
     """Descriptors over the pool's rows [num_pages * page_size, 576], boxes of one page's (or
     one block's) rows by 256 latent columns and by the 64 rope columns; None for a pool whose
     rows are not page-contiguous and 16-byte aligned (the Triton kernel reads it instead)."""
     if not rows_describable(kv, page_size):
         return None
-    rows = min(page_size, BLOCK_N)
+    rows = min(page_size, block_n)
     shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [kv.stride(1), 1]
     return row_descriptors(kv, shape, strides, rows)
 
@@ -172,6 +176,8 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         return True
     batch = q.shape[0]
     query_descriptors = query_row_descriptors(q, plan.block_h)
+    if plan.alternate_blocks:
+        descriptors = kv_row_descriptors(kv, page_size, ALTERNATE_BLOCK_N)
     grid = plan.num_splits * batch * plan.num_head_blocks
     mla_warp_specialized_kernel[(grid,)](
         q,
@@ -193,9 +199,19 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         SPLIT_MAJOR=plan.grid_order == "split_major",
         HAS_KEY_START=key_starts is not None,
         **merge_stream_args(plan),
-        **tile_constants(plan, q, page_size, query_descriptors),
+        **{**tile_constants(plan, q, page_size, query_descriptors), **alternate_block_args(plan)},
     )
     return True
+
+
+def alternate_block_args(plan) -> dict:
+    """The uniform kernel's arguments for the plan's `alternate_blocks`: the two consumer
+    warpgroups as partitions of their own, so the kernel's own warps are one warpgroup; its
+    ring (the pool's descriptors must have boxes of ALTERNATE_BLOCK_N rows at most)."""
+    if not plan.alternate_blocks:
+        return {}
+    return {"ALTERNATE_BLOCKS": True, "num_warps": CONSUMER_WARPS,
+            "BLOCK_N": plan.block_n, "NUM_STAGES": ALTERNATE_STAGES}  # fmt: skip
 
 
 def launch_program_loop(

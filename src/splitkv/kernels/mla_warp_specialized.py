@@ -37,6 +37,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
+from splitkv.kernels.mla_alternate_blocks import allocate_turn_buffers, attend_alternate_blocks
 from splitkv.kernels.mla_keys_as_rows import attend_key_blocks_narrow
 from splitkv.kernels.shared_rows import wait_for_key_block
 from splitkv.kernels.split_flags import mark_split_written_gluon
@@ -92,11 +93,11 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
 
 @gluon.jit
 def allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc, dtype: gl.constexpr,
-                     BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr,
-                     NUM_STAGES: gl.constexpr):  # fmt: skip
+                     BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                     RELEASES: gl.constexpr = 1):  # fmt: skip
     """Shared memory of both kernels, barriers initialised: the query rows (queries_in / _free:
     their bulk copy landed / the consumers are done with them) and the ring of key blocks
-    (ready / empty per stage)."""
+    (ready / empty per stage; RELEASES: the consumer partitions that each release a block)."""
     q_lo = gl.allocate_shared_memory(dtype, [BLOCK_Q, HALF], q_lat_desc.layout)
     q_hi = gl.allocate_shared_memory(dtype, [BLOCK_Q, HALF], q_lat_desc.layout)
     q_pe = gl.allocate_shared_memory(dtype, [BLOCK_Q, ROPE], q_rope_desc.layout)
@@ -109,7 +110,7 @@ def allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc, dtype: gl.con
     queries_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     for i in gl.static_range(NUM_STAGES):
         mbarrier.init(ready.index(i), count=1)
-        mbarrier.init(empty.index(i), count=1)
+        mbarrier.init(empty.index(i), count=RELEASES)
     mbarrier.init(queries_in, count=1)
     mbarrier.init(queries_free, count=1)
     return (q_lo, q_hi, q_pe, queries_in, queries_free), (k_lo, k_hi, k_pe, ready, empty)
@@ -355,6 +356,7 @@ def mla_warp_specialized_kernel(
     split_flags_ptr=None,  # MERGE_STREAMS: the merge programs' flags (kernels/split_flags.py)
     MERGE_STREAMS: gl.constexpr = False,
     D_SPLIT: gl.constexpr = 1,  # MERGE_STREAMS: the merge's programs per row
+    ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
 ):
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
@@ -385,8 +387,8 @@ def mla_warp_specialized_kernel(
     num_blocks = gl.where(lo_key < hi_key, gl.cdiv(hi_key - first_key, BLOCK_N), 0)
 
     queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
-                                     q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N,
-                                     NUM_STAGES)  # fmt: skip
+                                     q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N, NUM_STAGES,
+                                     2 if ALTERNATE_BLOCKS else 1)  # fmt: skip
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     if not QUERY_TMA:  # else the producer brings them
@@ -402,22 +404,50 @@ def mla_warp_specialized_kernel(
     table_row = page_table_ptr + request.to(gl.int64) * stride_table_batch
     # Constexprs inline: bound to a tuple first they would reach the partitions as tensors.
     # fmt: off
-    gl.warp_specialize(
-        [
-            (attend_any_rows, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, 0,
-                                 num_blocks, first_key, lo_key, hi_key, seq_len, seq_len - QLEN,
-                                 head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
-                                 partial_lse_ptr, scale_log2, queries_in, queries_free,
-                                 NUM_HEADS, BLOCK_N, NUM_STAGES, QUERY_TMA, False,
-                                 KEYS_AS_ROWS)),
-            (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
-                          table_row, max_pages, first_key, num_blocks,
-                          request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
-                          NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
-        ],
-        [1],  # the producer: one warp that only issues copies
-        [24],  # and few registers, so the consumers keep theirs
-    )
+    if ALTERNATE_BLOCKS:
+        gl.static_assert(BLOCK_Q == BLOCK_M and not KEYS_AS_ROWS, "alternate blocks: 64 rows")
+        turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N)
+        fence_async_shared()
+        gl.thread_barrier()
+        gl.warp_specialize(
+            [
+                (attend_alternate_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty,
+                                           turns, 0, num_blocks, first_key, lo_key, hi_key,
+                                           seq_len, seq_len - QLEN, head_block, slot_base, split,
+                                           num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
+                                           scale_log2, queries_in, NUM_HEADS, BLOCK_N,
+                                           NUM_STAGES, QUERY_TMA, 1)),
+                (attend_alternate_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty,
+                                           turns, 0, num_blocks, first_key, lo_key, hi_key,
+                                           seq_len, seq_len - QLEN, head_block, slot_base, split,
+                                           num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
+                                           scale_log2, queries_in, NUM_HEADS, BLOCK_N,
+                                           NUM_STAGES, QUERY_TMA, 0)),
+                (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
+                              table_row, max_pages, first_key, num_blocks,
+                              request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
+                              NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
+            ],
+            [4, 1],  # the second consumer warpgroup; the producer: one warp of copies
+            [232, 24],
+        )
+    else:
+        gl.warp_specialize(
+            [
+                (attend_any_rows, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, 0,
+                                     num_blocks, first_key, lo_key, hi_key, seq_len, seq_len - QLEN,
+                                     head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
+                                     partial_lse_ptr, scale_log2, queries_in, queries_free,
+                                     NUM_HEADS, BLOCK_N, NUM_STAGES, QUERY_TMA, False,
+                                     KEYS_AS_ROWS)),
+                (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
+                              table_row, max_pages, first_key, num_blocks,
+                              request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
+                              NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
+            ],
+            [1],  # the producer: one warp that only issues copies
+            [24],  # and few registers, so the consumers keep theirs
+        )
     # fmt: on
     if MERGE_STREAMS:  # noqa: SIM102 (a compile-time branch around a run-time one)
         if num_blocks > 0:  # as the consumers' stores: an empty split writes nothing

@@ -1,0 +1,186 @@
+"""The 64-row consumers of the warp-specialized MLA stage 1 on Hopper, taking turns: two
+warpgroups, each in its own partition, that score alternate key blocks (the plan's
+`alternate_blocks`; measured against `attend_key_blocks` in docs/perf.md v0.2.19).
+
+The default 64-row consumer (`attend_key_blocks`, kernels/mla_warp_specialized.py) splits the
+columns of S = Q K^T and of O += P V between its two warpgroups. A row's maximum and sum then
+span both, and P must reach both as wgmma operands: three exchanges through shared memory a
+block, with both warpgroups waiting in each, while the tensor cores idle. Here:
+- warpgroup w scores the blocks j = w, w + 2, ... alone (S [64, 64] over the full 576 columns:
+  the row reductions stay inside a warp), and still owns half of O's columns, as before;
+- its softmax of block j starts from the running maximum after block j - 1, which the other
+  warpgroup publishes with its P (through `p_buffer` and `stats`, signalled on
+  p_ready[other]); it then publishes its own and adds P_j V_j to its half from registers,
+  while the other adds P_j V_j to its half from shared memory;
+so one warpgroup's softmax runs while the other's matrix multiplies keep the tensor cores busy
+(FlashAttention-3's two consumer groups taking turns; FlashMLA calls its variant "seesaw").
+Both see every block's maximum and sum in the same order, so their rescales and sums agree.
+
+Why one P buffer is enough: the warpgroup that writes P_{j+1} is the one that reads P_j, and it
+writes only after its P_j V_j is done; the same holds for the statistics.
+"""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_init,
+    warpgroup_mma_wait,
+)
+
+from splitkv.kernels.shared_rows import wait_for_key_block
+
+LATENT = gl.constexpr(512)
+HALF = gl.constexpr(256)
+BLOCK_M = gl.constexpr(64)  # query rows: one warpgroup's wgmma M
+
+
+@gluon.jit
+def allocate_turn_buffers(dtype: gl.constexpr, BLOCK_N: gl.constexpr):
+    """What the two warpgroups exchange: one block's P [64, BLOCK_N] (wgmma's A operand from
+    shared memory), its rows' running maximum and sum, and a barrier per warpgroup that says
+    its latest P and statistics are in."""
+    p_buffer = gl.allocate_shared_memory(
+        dtype, [BLOCK_M, BLOCK_N], gl.NVMMASharedLayout.get_default_for([BLOCK_M, BLOCK_N], dtype)
+    )
+    plain: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
+    row_max = gl.allocate_shared_memory(gl.float32, [BLOCK_M], plain)
+    row_sum = gl.allocate_shared_memory(gl.float32, [BLOCK_M], plain)
+    p_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    for w in gl.static_range(2):
+        mbarrier.init(p_ready.index(w), count=1)
+    return p_buffer, row_max, row_sum, p_ready
+
+
+@gluon.jit
+def add_other_block(o, m_mine, l_i, v_half, turns, other_turn, OTHER: gl.constexpr,
+                    rows_layout: gl.constexpr, OUTSTANDING: gl.constexpr):  # fmt: skip
+    """The other warpgroup's block (its `other_turn`-th): wait for its P and statistics, bring
+    O and the sum to its maximum, and issue P V on this warpgroup's half of the columns (async:
+    the caller waits). OUTSTANDING: the wgmma groups issued since this half's last P V (the
+    next block's scores), which may keep running. Returns (o, m, l)."""
+    p_buffer, row_max, row_sum, p_ready = turns
+    mbarrier.wait(p_ready.index(OTHER), other_turn & 1)
+    m_other = row_max.load(rows_layout)
+    s_other = row_sum.load(rows_layout)
+    o = warpgroup_mma_wait(num_outstanding=OUTSTANDING, deps=(o,))  # this half's last P V
+    m_safe = gl.where(m_other == float("-inf"), 0.0, m_other)  # as the other's exp2 used it
+    alpha = gl.exp2(m_mine - m_safe)
+    l_i = l_i * alpha + s_other
+    o_rows: gl.constexpr = gl.SliceLayout(1, o.type.layout)
+    o = warpgroup_mma(p_buffer, v_half, o * gl.convert_layout(alpha, o_rows)[:, None],
+                      is_async=True)  # fmt: skip
+    return o, m_other, l_i
+
+
+@gluon.jit
+def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, turns, ring_start,
+                            num_blocks, first_key, lo_key, hi_key, seq_len, last_key, head_block,
+                            slot_base, split, num_splits, rows_total, partial_o_ptr,
+                            partial_lse_ptr, scale_log2, queries_in, NUM_HEADS: gl.constexpr,
+                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                            WAIT_FOR_QUERIES: gl.constexpr, W: gl.constexpr):  # fmt: skip
+    """Warpgroup W (0 or 1) of the pair: the blocks W, W + 2, ... scored here, every block's
+    P V on O's columns [W * 256, W * 256 + 256) (k_lo's or k_hi's), then that half of the
+    partial (and, for W = 0, the lse), as `attend_key_blocks` writes them. The ring's `empty`
+    barriers count both warpgroups (one arrival each per block)."""
+    gl.static_assert(gl.num_warps() == 4, "one warpgroup a partition")
+    OTHER: gl.constexpr = 1 - W
+    p_buffer, row_max, row_sum, p_ready = turns
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16]
+    )
+    o_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, HALF, 16]
+    )
+    p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+    s_rows: gl.constexpr = gl.SliceLayout(1, s_layout)
+    o_rows: gl.constexpr = gl.SliceLayout(1, o_layout)
+    rows = gl.arange(0, BLOCK_M, s_rows)
+    q_pos = (head_block * BLOCK_M + rows) // NUM_HEADS
+    row_limit = gl.minimum(hi_key, last_key + q_pos + 1)  # keys past it are masked
+    unmasked_end = gl.minimum(hi_key, last_key + 1)  # blocks ending here need no mask
+    cols = gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
+    m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, s_rows)
+    l_i = gl.zeros([BLOCK_M], gl.float32, s_rows)
+    # O as an async accumulator: the other's P V runs on while this block's softmax does.
+    o = warpgroup_mma_init(gl.zeros([BLOCK_M, HALF], gl.float32, o_layout))
+    v_mine = k_lo if W == 0 else k_hi
+    if WAIT_FOR_QUERIES:
+        mbarrier.wait(queries_in, 0)
+    for t in range((num_blocks - W + 1) // 2):
+        j = 2 * t + W
+        block_key = first_key + j * BLOCK_N
+        # Block j's scores first, so they run while this warpgroup waits for the other's P.
+        stage = wait_for_key_block(k_lo, k_hi, ready, ring_start + j, block_key, seq_len,
+                                   BLOCK_N, NUM_STAGES)  # fmt: skip
+        s_acc = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+        s_acc = warpgroup_mma(q_lo, k_lo.index(stage).permute((1, 0)), s_acc, is_async=True)
+        s_acc = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), s_acc, is_async=True)
+        s_acc = warpgroup_mma(q_pe, k_pe.index(stage).permute((1, 0)), s_acc, is_async=True)
+        if j >= 1:  # the other's block j - 1: its maximum is where block j's softmax starts
+            other_stage = (ring_start + j - 1) % NUM_STAGES
+            o, m_i, l_i = add_other_block(o, m_i, l_i, v_mine.index(other_stage), turns,
+                                          (j - 1 - OTHER) // 2, OTHER, s_rows, 1)  # fmt: skip
+            scores = warpgroup_mma_wait(num_outstanding=1, deps=(s_acc,))  # P V may run on
+        else:
+            scores = warpgroup_mma_wait(num_outstanding=0, deps=(s_acc,))
+        scores = scores * scale_log2
+        if (block_key < lo_key) | (block_key + BLOCK_N > unmasked_end):
+            keys = block_key + cols
+            visible = (keys[None, :] >= lo_key) & (keys[None, :] < row_limit[:, None])
+            scores = gl.where(visible, scores, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(scores, 1))
+        # A row with nothing visible yet keeps m = -inf: subtract 0 there, not -inf (no NaN).
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        p = gl.exp2(scores - m_safe[:, None])
+        p_sum = gl.sum(p, 1)
+        p_low = p.to(q_lo.dtype)
+        o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))  # the buffer's P is read
+        if j >= 1:
+            mbarrier.arrive(empty.index((ring_start + j - 1) % NUM_STAGES), count=1)
+        # Publish P and the statistics for the other warpgroup (its P V of this block, and
+        # its next block's softmax), every thread's stores visible before the one arrival.
+        p_buffer.store(p_low)
+        row_max.store(m_new)
+        row_sum.store(p_sum)
+        fence_async_shared()
+        gl.thread_barrier()
+        mbarrier.arrive(p_ready.index(W), count=1)
+        alpha = gl.exp2(m_i - m_safe)
+        l_i = l_i * alpha + p_sum
+        m_i = m_new
+        o = warpgroup_mma(gl.convert_layout(p_low, p_layout), v_mine.index(stage),
+                          o * gl.convert_layout(alpha, o_rows)[:, None],
+                          is_async=True)  # fmt: skip
+        # Waited here, not across the loop's back edge: an accumulator still in flight there
+        # made ptxas serialize every wgmma of the loop (C7512, "insufficient register
+        # resources"; 1.2-1.6x slower on the H200, docs/perf.md v0.2.19).
+        o = warpgroup_mma_init(warpgroup_mma_wait(num_outstanding=0, deps=(o,)))
+        mbarrier.arrive(empty.index(stage), count=1)
+    last = num_blocks - 1
+    if (last >= 0) & (last % 2 == OTHER):  # the other's last block, after this one's last
+        last_stage = (ring_start + last) % NUM_STAGES
+        o, m_i, l_i = add_other_block(o, m_i, l_i, v_mine.index(last_stage), turns,
+                                      (last - OTHER) // 2, OTHER, s_rows, 0)  # fmt: skip
+        o = warpgroup_mma_init(warpgroup_mma_wait(num_outstanding=0, deps=(o,)))
+        mbarrier.arrive(empty.index(last_stage), count=1)
+    o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
+
+    # This half of the partial: rows that saw no key get out 0 and lse -inf (the merge weighs
+    # them 0).
+    row_ok = (head_block * BLOCK_M + rows < rows_total) & (num_blocks > 0)
+    has_keys = l_i > 0.0
+    slots = (slot_base + rows.to(gl.int64)) * num_splits + split
+    if W == 0:
+        lse = gl.where(has_keys, m_i + gl.log2(gl.where(has_keys, l_i, 1.0)), float("-inf"))
+        gl.store(partial_lse_ptr + slots, lse, mask=row_ok)
+    inv_l = gl.convert_layout(gl.where(has_keys, 1.0 / gl.where(has_keys, l_i, 1.0), 0.0), o_rows)
+    o_slots = gl.convert_layout(slots, o_rows)[:, None] * LATENT + W * HALF
+    o_ok = gl.convert_layout(row_ok, o_rows)[:, None]
+    d = gl.arange(0, HALF, gl.SliceLayout(0, o_layout))[None, :]
+    gl.store(partial_o_ptr + o_slots + d, o * inv_l[:, None], mask=o_ok)

@@ -1,0 +1,107 @@
+"""The 64-row Gluon tile's consumers taking turns (`alternate_blocks`,
+kernels/mla_alternate_blocks.py): where the planner accepts it, and on a GPU that it equals the
+reference for every head count, page size, split count, length and score shape it runs."""
+
+import pytest
+import torch
+from test_warp_specialized import FACTORS, check, lengths_for, scale_keys_by_position
+
+import splitkv
+from splitkv.device import DeviceSpec
+from splitkv.testing import capture_cuda_graph, check_against_reference, random_mla_case
+
+H200 = DeviceSpec.preset("h200")
+
+
+def planned(heads, qlen=1, **knobs):
+    return splitkv.plan_decode(8, 8192, heads, qlen=qlen, device="meta", device_spec=H200,
+                               **knobs)  # fmt: skip
+
+
+def test_off_by_default_and_on_when_asked():
+    assert not planned(128).alternate_blocks
+    plan = planned(128, alternate_blocks=True)
+    assert plan.alternate_blocks and plan.warp_specialized and plan.block_h == 64
+    assert plan.schedule == "uniform"  # "auto" resolves to the kernel that has it
+    assert planned(16, 8, alternate_blocks=True).alternate_blocks
+
+
+def test_asking_for_it_where_it_cannot_run_names_the_reason():
+    with pytest.raises(ValueError, match="alternate_blocks: needs the warp-specialized 64-row"):
+        planned(12, alternate_blocks=True)  # a 16-row head block
+    with pytest.raises(ValueError, match="alternate_blocks: needs the warp-specialized 64-row"):
+        planned(12, 4, keys_as_rows=True, alternate_blocks=True)
+    with pytest.raises(ValueError, match="alternate_blocks: needs the warp-specialized 64-row"):
+        planned(128, warp_specialized=False, alternate_blocks=True)
+    with pytest.raises(ValueError, match="alternate_blocks: needs the uniform schedule"):
+        planned(128, schedule="balanced", alternate_blocks=True)
+    with pytest.raises(TypeError, match="alternate_blocks: expected a bool"):
+        planned(128, alternate_blocks=1)
+
+
+def alternate_plan(case, heads, qlen, page_size, dtype=torch.bfloat16, **knobs):
+    batch, columns = case.page_table.shape
+    plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen,
+                               page_size=page_size, dtype=dtype, device="cuda",
+                               alternate_blocks=True, **knobs)  # fmt: skip
+    assert plan.alternate_blocks and plan.warp_specialized
+    plan.workspace.partial_o.fill_(float("nan"))  # every slot the merge reads is written
+    plan.workspace.partial_lse.fill_(float("nan"))
+    return plan
+
+
+# 128 heads (two head blocks), 16 x 8 (two), 12 x 4 (48 rows: a padded block), 40 heads.
+SHAPES = [(128, 1), (16, 8), (12, 4), (40, 1), (16, 4)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,qlen", SHAPES)
+@pytest.mark.parametrize("page_size", [8, 64])
+@pytest.mark.parametrize("num_splits", [None, 1, 3, 16])
+def test_matches_the_reference(heads, qlen, page_size, num_splits):
+    # The lengths give splits of 0, 1, 2 and many blocks, odd and even counts (the last block
+    # the first warpgroup's or the second's) and tails inside a block.
+    case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, page_size=page_size,
+                           dtype=torch.bfloat16, device="cuda")  # fmt: skip
+    check(case, alternate_plan(case, heads, qlen, page_size, num_splits=num_splits))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("factor", FACTORS)
+@pytest.mark.parametrize("heads,qlen", [(128, 1), (12, 4)])
+def test_scores_that_climb_fall_or_jump(factor, heads, qlen):
+    # The running maximum passes between the warpgroups block by block: a maximum that moves
+    # at many blocks, never, or from far below zero to far above must rescale both halves of O
+    # and the sum alike.
+    case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, page_size=64,
+                           dtype=torch.bfloat16, device="cuda")  # fmt: skip
+    scale_keys_by_position(case, 64, FACTORS[factor])
+    check(case, alternate_plan(case, heads, qlen, 64))
+
+
+@pytest.mark.gpu
+def test_float16_and_queries_through_registers():
+    case = random_mla_case(lengths_for(1), 128, dtype=torch.float16, device="cuda")
+    check(case, alternate_plan(case, 128, 1, 64, dtype=torch.float16))
+    # q's rows 640 elements apart: no query descriptors, the warps store the rows.
+    wide = torch.full((*case.q.shape[:3], 640), float("nan"), dtype=case.q.dtype, device="cuda")
+    wide[..., :576] = case.q
+    args = (wide[..., :576], case.kv_cache, case.page_table, case.seq_lens)
+    plan = alternate_plan(case, 128, 1, 64, dtype=torch.float16)
+    out, lse = splitkv.mla_decode(*args, plan=plan)
+    ref_out, ref_lse = splitkv.reference.mla_decode(*args)
+    check_against_reference(out, lse, ref_out, ref_lse)
+
+
+@pytest.mark.gpu
+def test_a_captured_graph_replays_new_lengths():
+    case = random_mla_case([20000, 4097, 65, 1], 128, dtype=torch.bfloat16, device="cuda")
+    plan = alternate_plan(case, 128, 1, 64)
+    out = torch.empty_like(case.q[..., :512])
+    lse = torch.empty(case.q.shape[:3], dtype=torch.float32, device="cuda")
+    graph = capture_cuda_graph(lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse))
+    for lengths in ([1, 4000, 65, 0], [19999, 127, 1, 1]):  # within each row's pages
+        case.seq_lens.copy_(torch.tensor(lengths, dtype=torch.int32))
+        graph.replay()
+        ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
+        check_against_reference(out, lse, ref_out, ref_lse)
