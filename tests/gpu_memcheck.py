@@ -114,14 +114,17 @@ def main() -> None:
     # The balanced program loop on the warp-specialized Gluon kernels (Hopper): 64-row tiles,
     # and 16, 32 and (opt-in) 64 rows with the keys as rows; then with whole pieces (one-piece
     # requests' rows and lse written by stage 1) and early start (launched as a dependent of
-    # the kernel ahead); a 32-row block on two consumer warpgroups (the opt-in).
+    # the kernel ahead); a 32-row block on two consumer warpgroups (the opt-in); the 64-row
+    # tile's alternating consumers (the opt-in).
     if torch.cuda.get_device_capability()[0] == 9:
         whole = {"keys_as_rows": True, "whole_pieces": True, "early_start": True}
         for heads, qlen, page_size, knobs in ((128, 1, 8, {}), (16, 4, 64, {}), (12, 1, 16, {}),
                                               (12, 2, 64, {}), (12, 4, 16, {"keys_as_rows": True}),
                                               (12, 1, 16, whole), (12, 2, 64, whole),
                                               (12, 4, 16, whole),
-                                              (12, 2, 16, {"consumer_groups": 2})):  # fmt: skip
+                                              (12, 2, 16, {"consumer_groups": 2}),
+                                              (128, 1, 8, {"alternate_blocks": True}),
+                                              (12, 4, 64, {"alternate_blocks": True})):  # fmt: skip
             wide = random_mla_case([n and max(n, qlen) for n in lengths], heads, qlen=qlen,
                                    page_size=page_size, dtype=torch.bfloat16,
                                    device=dev)  # fmt: skip

@@ -4,7 +4,13 @@ reference for every head count, page size, split count, length and score shape i
 
 import pytest
 import torch
-from test_warp_specialized import FACTORS, check, lengths_for, scale_keys_by_position
+from test_warp_specialized import (
+    FACTORS,
+    check,
+    lengths_for,
+    lengths_for_ragged,
+    scale_keys_by_position,
+)
 
 import splitkv
 from splitkv.device import DeviceSpec
@@ -18,12 +24,22 @@ def planned(heads, qlen=1, **knobs):
                                **knobs)  # fmt: skip
 
 
-def test_off_by_default_and_on_when_asked():
-    assert not planned(128).alternate_blocks
-    plan = planned(128, alternate_blocks=True)
+def test_on_by_default_for_two_head_blocks_and_off_when_asked():
+    assert planned(16, 8).alternate_blocks and planned(12, 8).alternate_blocks
+    assert not planned(128, alternate_blocks=False).alternate_blocks
+    assert not planned(12, 4).alternate_blocks  # one 64-row head block (measured slower)
+    assert not planned(40).alternate_blocks
+    assert not planned(12).alternate_blocks  # 16 rows: the keys-as-rows consumer
+    assert not planned(12, 4, keys_as_rows=True).alternate_blocks
+    assert planned(12, 4, alternate_blocks=True).alternate_blocks
+    plan = planned(128)
     assert plan.alternate_blocks and plan.warp_specialized and plan.block_h == 64
-    assert plan.schedule == "uniform"  # "auto" resolves to the kernel that has it
+    assert plan.block_n == 32  # the merge cuts splits on the kernel's 32-key blocks
     assert planned(16, 8, alternate_blocks=True).alternate_blocks
+    loop = planned(128, schedule="balanced", alternate_blocks=True)
+    assert loop.program_loop and loop.alternate_blocks
+    two = planned(128, schedule="balanced", alternate_blocks=False)
+    assert loop.piece_cost == 2 * two.piece_cost  # the same cost in 32-key units
 
 
 def test_asking_for_it_where_it_cannot_run_names_the_reason():
@@ -33,20 +49,21 @@ def test_asking_for_it_where_it_cannot_run_names_the_reason():
         planned(12, 4, keys_as_rows=True, alternate_blocks=True)
     with pytest.raises(ValueError, match="alternate_blocks: needs the warp-specialized 64-row"):
         planned(128, warp_specialized=False, alternate_blocks=True)
-    with pytest.raises(ValueError, match="alternate_blocks: needs the uniform schedule"):
-        planned(128, schedule="balanced", alternate_blocks=True)
     with pytest.raises(TypeError, match="alternate_blocks: expected a bool"):
         planned(128, alternate_blocks=1)
 
 
 def alternate_plan(case, heads, qlen, page_size, dtype=torch.bfloat16, **knobs):
     batch, columns = case.page_table.shape
+    knobs = {"schedule": "uniform", **knobs}
     plan = splitkv.plan_decode(batch, columns * page_size, heads, qlen=qlen,
                                page_size=page_size, dtype=dtype, device="cuda",
                                alternate_blocks=True, **knobs)  # fmt: skip
     assert plan.alternate_blocks and plan.warp_specialized
     plan.workspace.partial_o.fill_(float("nan"))  # every slot the merge reads is written
     plan.workspace.partial_lse.fill_(float("nan"))
+    if plan.schedule == "balanced":
+        plan.workspace.piece_ranges.fill_(-(10**6))
     return plan
 
 
@@ -67,36 +84,56 @@ def test_matches_the_reference(heads, qlen, page_size, num_splits):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("heads,qlen", SHAPES)
+@pytest.mark.parametrize("page_size", [8, 64])
+@pytest.mark.parametrize("num_programs", [None, 1, 7, 300])
+def test_the_program_loop_matches_the_reference(heads, qlen, page_size, num_programs):
+    # The balanced schedule's program loop: pieces of every size, a program crossing many
+    # requests (1 program), pieces of one block (300), the ring and the turns carried from
+    # piece to piece.
+    case = random_mla_case(lengths_for_ragged(qlen), heads, qlen=qlen, page_size=page_size,
+                           dtype=torch.bfloat16, device="cuda")  # fmt: skip
+    plan = alternate_plan(case, heads, qlen, page_size, schedule="balanced",
+                          num_programs=num_programs)  # fmt: skip
+    assert plan.program_loop
+    check(case, plan)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("factor", FACTORS)
 @pytest.mark.parametrize("heads,qlen", [(128, 1), (12, 4)])
-def test_scores_that_climb_fall_or_jump(factor, heads, qlen):
+@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
+def test_scores_that_climb_fall_or_jump(factor, heads, qlen, schedule):
     # The running maximum passes between the warpgroups block by block: a maximum that moves
     # at many blocks, never, or from far below zero to far above must rescale both halves of O
     # and the sum alike.
     case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, page_size=64,
                            dtype=torch.bfloat16, device="cuda")  # fmt: skip
     scale_keys_by_position(case, 64, FACTORS[factor])
-    check(case, alternate_plan(case, heads, qlen, 64))
+    check(case, alternate_plan(case, heads, qlen, 64, schedule=schedule, num_programs=7))
 
 
 @pytest.mark.gpu
-def test_float16_and_queries_through_registers():
+@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
+def test_float16_and_queries_through_registers(schedule):
     case = random_mla_case(lengths_for(1), 128, dtype=torch.float16, device="cuda")
-    check(case, alternate_plan(case, 128, 1, 64, dtype=torch.float16))
-    # q's rows 640 elements apart: no query descriptors, the warps store the rows.
+    check(case, alternate_plan(case, 128, 1, 64, dtype=torch.float16, schedule=schedule))
+    # q's rows 640 elements apart: no query descriptors, the warps store the rows (the
+    # program loop then runs the default consumers on the same ring).
     wide = torch.full((*case.q.shape[:3], 640), float("nan"), dtype=case.q.dtype, device="cuda")
     wide[..., :576] = case.q
     args = (wide[..., :576], case.kv_cache, case.page_table, case.seq_lens)
-    plan = alternate_plan(case, 128, 1, 64, dtype=torch.float16)
+    plan = alternate_plan(case, 128, 1, 64, dtype=torch.float16, schedule=schedule)
     out, lse = splitkv.mla_decode(*args, plan=plan)
     ref_out, ref_lse = splitkv.reference.mla_decode(*args)
     check_against_reference(out, lse, ref_out, ref_lse)
 
 
 @pytest.mark.gpu
-def test_a_captured_graph_replays_new_lengths():
+@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
+def test_a_captured_graph_replays_new_lengths(schedule):
     case = random_mla_case([20000, 4097, 65, 1], 128, dtype=torch.bfloat16, device="cuda")
-    plan = alternate_plan(case, 128, 1, 64)
+    plan = alternate_plan(case, 128, 1, 64, schedule=schedule)
     out = torch.empty_like(case.q[..., :512])
     lse = torch.empty(case.q.shape[:3], dtype=torch.float32, device="cuda")
     graph = capture_cuda_graph(lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse))

@@ -493,10 +493,14 @@ def test_h200_mha_fill_rule_keeps_enough_gqa_programs_in_flight():
     assert num_partitions(8, 32768, 8, H200, head_dim=32) == 32
 
 
-def test_h200_wide_mla_tile_takes_64_key_blocks():
+def test_h200_mla_tiles_key_blocks():
+    # The 64-row Gluon tile's alternating consumers take 32-key blocks; without them, 64.
     for heads, qlen in ((128, 1), (16, 8)):
         plan = splitkv.plan_decode(8, 68096, heads, qlen=qlen, device="meta", device_spec=H200)
-        assert (plan.block_h, plan.block_n, plan.split_num_stages) == (64, 64, 2)
+        assert (plan.block_h, plan.block_n, plan.split_num_stages) == (64, 32, 2)
+        two = splitkv.plan_decode(8, 68096, heads, qlen=qlen, device="meta", device_spec=H200,
+                                  alternate_blocks=False)  # fmt: skip
+        assert (two.block_h, two.block_n, two.split_num_stages) == (64, 64, 2)
     medium = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200,
                                  warp_specialized=False)  # fmt: skip
     assert (medium.block_h, medium.block_n) == (32, 32)

@@ -168,6 +168,11 @@ def test_a_plan_serves_new_lengths(dtype, device):
         )
         out, lse = splitkv.mla_decode_shared_prefix(*case.args, prefix)
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+        # Both passes planned on the first call and kept: no host planning after it.
+        (passes,) = prefix.passes.values()
+        if step == 0:
+            first = passes
+        assert passes is first and passes[1] is not None
 
 
 def test_prefix_rows_stack_members_and_hand_back():

@@ -22,7 +22,11 @@ def planned(heads, qlen=1, **knobs):
 def test_planner_takes_it_for_64_row_tiles_on_hopper(heads, qlen):
     plan = planned(heads, qlen)
     assert plan.warp_specialized and plan.block_h == 64
-    assert (plan.block_n, plan.split_num_stages, plan.latent_chains) == (64, 2, 1)
+    # Two or more head blocks: the alternating consumers, on 32-key blocks (their ring: 4
+    # stages; the Triton tile a call falls back to takes the same blocks in 2 stages).
+    turns = heads * qlen > 64
+    assert plan.alternate_blocks == turns
+    assert (plan.block_n, plan.split_num_stages, plan.latent_chains) == (32 if turns else 64, 2, 1)
 
 
 @pytest.mark.parametrize(
@@ -62,8 +66,12 @@ def test_planner_takes_it_for_the_balanced_program_loop():
     wide = splitkv.plan_decode(8, 327600, 128, seq_lens=ragged, **h200)
     for plan, programs in ((mtp, 132), (wide, 66)):
         assert plan.schedule == "balanced" and plan.program_loop and plan.warp_specialized
-        assert plan.num_programs == programs and plan.block_n == 64
-        assert plan.piece_cost == 2  # measured on the Gluon loop (docs/perf.md v0.2.8e)
+        assert plan.num_programs == programs
+        # 2 64-key blocks, measured on the Gluon loop (docs/perf.md v0.2.8e); for the
+        # alternating consumers (128 heads: two head blocks) in 32-key units.
+        turns = plan is wide
+        assert plan.alternate_blocks == turns and plan.block_n == (32 if turns else 64)
+        assert plan.piece_cost == (4 if turns else 2)
     # Shares of one block or less leave nothing to overlap: the Triton tile.
     tiny = splitkv.plan_decode(8, 327600, 128, seq_lens=[1, 2, 3, 70, 1, 1, 1, 200],
                                schedule="balanced", **h200)  # fmt: skip
@@ -187,7 +195,8 @@ def test_asking_for_it_where_it_cannot_run_names_the_reason():
 
 
 def test_turning_it_off_keeps_the_same_triton_tile():
-    on, off = planned(128), planned(128, warp_specialized=False)
+    # (The alternating consumers' plan falls back to the Triton tile of its 32-key blocks.)
+    on, off = planned(128, alternate_blocks=False), planned(128, warp_specialized=False)
     assert not off.warp_specialized
     for knob in ("block_h", "block_n", "split_num_warps", "split_num_stages", "num_splits"):
         assert getattr(on, knob) == getattr(off, knob)

@@ -26,15 +26,18 @@ CONFIGS = [
     (64, 64, 8, 2, False, 1, 128, 0),  # 64-row wgmma tile
     (16, 64, 4, 2, True, 1, 12, 48),  # balanced stage 1
 ]
-# Gluon: (page size, heads, qlen, balanced batch: 0 for the uniform kernel, rows a program)
+# Gluon: (page size, heads, qlen, balanced batch: 0 for the uniform kernel, rows a program,
+# the 64-row consumers taking turns)
 GLUON_CONFIGS = [
-    (64, 128, 1, 0, 64),  # 128 heads, two head blocks
-    (8, 16, 4, 0, 64),  # MTP, one copy per 8-token page
-    (64, 128, 1, 8, 64),  # the program loop, a small batch
-    (64, 12, 4, 48, 64),  # the program loop at MTP
-    (64, 12, 1, 0, 16),  # keys as rows: 12 heads
-    (16, 12, 2, 0, 32),  # and qlen 2, 16-token pages
-    (64, 16, 1, 48, 16),  # keys as rows, the program loop
+    (64, 128, 1, 0, 64, False),  # 128 heads, two head blocks, the column-splitting consumers
+    (8, 16, 4, 0, 64, False),  # MTP, one copy per 8-token page
+    (64, 128, 1, 8, 64, False),  # the program loop, a small batch
+    (64, 12, 4, 48, 64, False),  # the program loop at MTP
+    (64, 12, 1, 0, 16, False),  # keys as rows: 12 heads
+    (16, 12, 2, 0, 32, False),  # and qlen 2, 16-token pages
+    (64, 16, 1, 48, 16, False),  # keys as rows, the program loop
+    (64, 128, 1, 0, 64, True),  # 128 heads, the alternating consumers (the default)
+    (8, 16, 8, 48, 64, True),  # and in the program loop, 8-token pages
 ]
 DEBUG_PREFIXES = (".loc", ".file", "//", "$L__", ".section", ".b8", ".b32", ".b64")
 
@@ -52,9 +55,11 @@ def main() -> None:
         )  # fmt: skip
         name = f"h{heads} rows{block_h} n{block_n} w{warps} s{stages} pf{int(prefetch)}"
         print(f"{name} chains{chains} balanced{batch}: {fingerprint(kernel.asm['ptx'])}")
-    for page_size, heads, qlen, batch, block_q in GLUON_CONFIGS:
-        kernel = compile_warp_specialized(page_size, heads, qlen, 90, batch, block_q=block_q)
-        name = f"gluon h{heads} q{qlen} page{page_size} balanced{batch} rows{block_q}"
+    for page_size, heads, qlen, batch, block_q, alternate in GLUON_CONFIGS:
+        kernel = compile_warp_specialized(page_size, heads, qlen, 90, batch, block_q=block_q,
+                                          alternate_blocks=alternate)  # fmt: skip
+        turns = " alternate" if alternate else ""
+        name = f"gluon h{heads} q{qlen} page{page_size} balanced{batch} rows{block_q}{turns}"
         print(f"{name}: {fingerprint(kernel.asm['ptx'])}")
 
 

@@ -303,10 +303,12 @@ def plan_decode(
             blocks, 2 for 64-row ones (which take only 2); 2 on a 32-row block is an opt-in
             (two warpgroups of 16 rows on one ring; 1-3% slower at 12 heads qlen 1-2 on the
             H200, docs/perf.md session 17). 0 off the Gluon kernel.
-        alternate_blocks: with the Gluon 64-row tile on the uniform schedule: its two consumer
-            warpgroups take turns, each scoring every other key block alone and handing its P
-            to the other (kernels/mla_alternate_blocks.py); default off (an opt-in until
-            measured). True asks for the Gluon kernel too.
+        alternate_blocks: with the Gluon 64-row tile (either schedule): its two consumer
+            warpgroups take turns, each scoring every other 32-key block alone and handing its
+            P to the other (kernels/mla_alternate_blocks.py; up to 10% faster on the H200 than
+            two splitting every 64-key block, the alternative: False); default on where that
+            tile runs two or more head blocks a request (`plan_rules.alternate_blocks_for`).
+            True asks for the Gluon kernel too.
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         early_start: with warp_specialized and dependent_launch: launch stage 1 as a
@@ -392,10 +394,8 @@ def plan_decode(
     # uniform splits, not whatever "auto" would make of the same lengths.
     if schedule == "auto" and (num_splits is None) != (num_programs is None):
         schedule = "uniform" if num_programs is None else "balanced"
-    if schedule == "auto" and (merge_streams or alternate_blocks):
-        # The flags are split by split (plan_rules.merge_streams_for); the alternating
-        # consumers exist in the uniform kernel only.
-        schedule = "uniform"
+    if schedule == "auto" and merge_streams:
+        schedule = "uniform"  # the flags are split by split (plan_rules.merge_streams_for)
     rows = num_heads * qlen
     group_rows = rows // num_kv_heads  # query rows one program's kv head serves
     block_h = block_h_for(block_h, kind, group_rows, spec)
@@ -528,8 +528,10 @@ def plan_decode(
     keys_as_rows = keys_as_rows_for(keys_as_rows, warp_specialized, block_h)
     consumer_groups = consumer_groups_for(consumer_groups, warp_specialized, keys_as_rows, block_h)
     alternate_blocks = alternate_blocks_for(alternate_blocks, warp_specialized, keys_as_rows,
-                                            block_h, schedule)  # fmt: skip
-    piece_cost = piece_cost_for(piece_cost, program_loop)
+                                            block_h, num_head_blocks)  # fmt: skip
+    # The alternating consumers' blocks are 32 keys: the merge and the schedule count those.
+    block_n_ws = ws.ALTERNATE_BLOCK_N if alternate_blocks else ws.BLOCK_N
+    piece_cost = piece_cost_for(piece_cost, program_loop, block_n_ws)
     whole_pieces = whole_pieces_for(
         whole_pieces,
         program_loop=program_loop,
@@ -539,9 +541,7 @@ def plan_decode(
     )
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
-        block_n, num_warps, num_stages = ws.BLOCK_N, ws.num_warps_for(block_h), ws.NUM_STAGES
-        if alternate_blocks:  # the merge must cut splits on the kernel's blocks
-            block_n = ws.ALTERNATE_BLOCK_N
+        block_n, num_warps, num_stages = block_n_ws, ws.num_warps_for(block_h), ws.NUM_STAGES
         kv_tma, page_prefetch, latent_chains = False, False, 1
         num_splits = ws_splits
         grid_order = grid_order_for(num_splits, spec) if default_order else grid_order

@@ -92,21 +92,25 @@ def consumer_groups_for(requested: int | None, warp_specialized: bool, keys_as_r
 
 
 def alternate_blocks_for(requested: bool | None, warp_specialized: bool, keys_as_rows: bool,
-                         block_h: int, schedule: str) -> bool:  # fmt: skip
+                         block_h: int, num_head_blocks: int) -> bool:  # fmt: skip
     """The plan's `alternate_blocks`: the 64-row Gluon tile's two consumer warpgroups taking
     turns, each scoring every other key block alone (kernels/mla_alternate_blocks.py), instead
-    of splitting every block's scores. An opt-in of the uniform schedule's kernel until
-    measured (docs/perf.md v0.2.19)."""
+    of splitting every block's scores; on either schedule (the balanced one's program loop).
+    Default: where that tile runs two or more head blocks a request (`ws.ALTERNATE_BLOCKS`), so
+    each key block is read once from memory for several tiles' worth of matrix work. H200
+    (docs/perf.md v0.2.19-b): 128 heads -6 to -10% on uniform splits and -1% on the program
+    loop, 16 heads x qlen 8 -7%, the shared-prefix cascade -3 to -5%; but one head block
+    (12 heads x qlen 4, closer to the read ceiling) +2 to +5% on the loop: its 32-key blocks
+    take twice the copies and barriers a key."""
+    tile = warp_specialized and not keys_as_rows and block_h >= ws.BLOCK_H
     if requested is None:
-        return False
+        return ws.ALTERNATE_BLOCKS and tile and num_head_blocks >= 2
     check_bool("alternate_blocks", requested)
-    if requested and not (warp_specialized and not keys_as_rows and block_h >= ws.BLOCK_H):
+    if requested and not tile:
         raise ValueError(
             "alternate_blocks: needs the warp-specialized 64-row tile (warp_specialized, "
             f"block_h={ws.BLOCK_H}, keys_as_rows off), got block_h={block_h}"
         )
-    if requested and schedule != "uniform":
-        raise ValueError(f"alternate_blocks: needs the uniform schedule, got {schedule!r}")
     return requested
 
 
@@ -122,11 +126,12 @@ def block_h_for(requested: int | None, kind: str, group_rows: int, spec: DeviceS
     return requested
 
 
-def piece_cost_for(requested: int | None, program_loop: bool) -> int:
+def piece_cost_for(requested: int | None, program_loop: bool, block_n: int = ws.BLOCK_N) -> int:
     """The plan's `piece_cost`: as requested (the program loop only), else the measured
-    default on either program loop (the Gluon and the Triton one), 0 without a loop."""
+    default on either program loop (the Gluon and the Triton one), 0 without a loop. The
+    default counts 64-key blocks: the same cost in twice as many units of 32 keys."""
     if requested is None:
-        return ws.PIECE_COST if program_loop else 0
+        return ws.PIECE_COST * (ws.BLOCK_N // block_n) if program_loop else 0
     check_int("piece_cost", requested, 0, 1 << 16)
     if requested and not program_loop:
         raise ValueError(

@@ -24,7 +24,14 @@ from splitkv.checks import check_int, check_mla_call, validate_decode_data
 from splitkv.kernels.prefix_cascade import merge_prefix_kernel, suffix_rows_kernel
 from splitkv.merge import MAX_BLOCK_D
 from splitkv.mla import mla_decode
-from splitkv.plan import MAX_HEADS, MAX_QLEN, MLA_HEAD_DIM_QK, MLA_HEAD_DIM_V, plan_decode
+from splitkv.plan import (
+    MAX_HEADS,
+    MAX_QLEN,
+    MLA_HEAD_DIM_QK,
+    MLA_HEAD_DIM_V,
+    DecodePlan,
+    plan_decode,
+)
 from splitkv.prefix_rows import PrefixRows, prefix_rows
 
 
@@ -39,6 +46,7 @@ class SharedPrefixPlan:
     page_size: int
     device: torch.device
     rows: dict = field(default_factory=dict, compare=False, repr=False)  # by (qlen, heads)
+    passes: dict = field(default_factory=dict, compare=False, repr=False)  # by call shape
 
     def rows_for(self, qlen: int, heads: int) -> PrefixRows | None:
         """The prefix pass's chunks for calls of qlen x heads query rows a request (built on
@@ -55,6 +63,33 @@ class SharedPrefixPlan:
                 self.groups, batch, qlen * heads, self.page_size, MAX_HEADS, self.device
             )
         return self.rows[qlen, heads]
+
+    def plans_for(self, q: torch.Tensor, heads: int, columns: int, rows: PrefixRows | None
+                  ) -> tuple[DecodePlan, DecodePlan | None]:  # fmt: skip
+        """The suffix and prefix passes' decode plans for calls of q's shape and dtype with
+        page tables of `columns` pages, planned on the first such call and kept with their
+        workspaces (so, like a DecodePlan, one plan serves one stream at a time). Planning
+        costs the host ~130 us a pass, about as long as the GPU takes for the whole cascade.
+        Plans made under a CUDA-graph capture are used but not kept: their workspaces live in
+        the graph's memory pool."""
+        batch, qlen = q.shape[0], q.shape[1]
+        key = (qlen, heads, q.dtype, q.device, columns)
+        if key in self.passes:
+            return self.passes[key]
+        suffix = plan_decode(max(batch, 1), columns * self.page_size, heads, qlen=qlen,
+                             page_size=self.page_size, dtype=q.dtype,
+                             device=q.device)  # fmt: skip
+        prefix = None
+        if rows is not None:
+            # The balanced schedule: on the H200 the stacked rows' pass took 193.6 us against
+            # uniform splits' 199.4 on 8 x 327,600 (one chunk), 150.8 against 184.9 on the
+            # 6-group mix (chunks of 16k-64k keys; docs/perf.md, session 18).
+            prefix = plan_decode(rows.num_chunks, rows.tokens, rows.width,
+                                 page_size=self.page_size, dtype=q.dtype, device=q.device,
+                                 schedule="balanced")  # fmt: skip
+        if not (q.is_cuda and torch.cuda.is_current_stream_capturing()):
+            self.passes[key] = (suffix, prefix)
+        return suffix, prefix
 
 
 def plan_shared_prefix(
@@ -159,13 +194,14 @@ def mla_decode_shared_prefix(
     # rule compares keys with the length only, so it holds shifted, and so any plan serves
     # it: the planner's own choice (the balanced program loop on long batches) sees the
     # suffixes' lengths.
+    suffix_plan, prefix_plan = prefix.plans_for(q, heads, page_table.shape[1], rows)
     suffix_table, suffix_lens, takes_part = _suffix_rows(page_table, seq_lens, prefix, qlen)
     suffix_out, suffix_lse = mla_decode(q, call.kv_cache, suffix_table, suffix_lens,
-                                        scale=call.scale)  # fmt: skip
+                                        scale=call.scale, plan=suffix_plan)  # fmt: skip
     # Prefix pass: every group's rows at once over its shared pages, all groups in one launch.
     if rows is None or call.batch == 0:
         return suffix_out, suffix_lse
-    chunk_out, chunk_lse = _prefix_pass(q, call, page_table, prefix, rows)
+    chunk_out, chunk_lse = _prefix_pass(q, call, page_table, rows, prefix_plan)
     return _merge_prefix(chunk_out, chunk_lse, rows, takes_part, suffix_out, suffix_lse)
 
 
@@ -188,18 +224,13 @@ def _suffix_rows(page_table, seq_lens, prefix, qlen):
     return table, lens, takes_part
 
 
-def _prefix_pass(q, call, page_table, prefix, rows):
+def _prefix_pass(q, call, page_table, rows, plan):
     """Each group's members' query rows stacked as the heads of one request (qlen 1: the prefix
     precedes every query token) over its shared pages; chunks of at most MAX_HEADS rows, all
     groups' chunks as the requests of a single decode call, so the groups' passes share one
     grid instead of one launch (and one half-empty wave) each. Returns the chunks' rows'
     (out [chunk rows, d_v], lse [chunk rows])."""
     stacked = q.reshape(-1, q.shape[-1])[rows.gather].view(rows.num_chunks, 1, rows.width, -1)
-    # The balanced schedule: on the H200 the stacked rows' pass took 193.6 us against uniform
-    # splits' 199.4 on 8 x 327,600 (one chunk), 150.8 against 184.9 on the 6-group mix (chunks
-    # of 16k-64k keys; docs/perf.md, session 18).
-    plan = plan_decode(rows.num_chunks, rows.tokens, rows.width, page_size=prefix.page_size,
-                       dtype=q.dtype, device=q.device, schedule="balanced")  # fmt: skip
     # Each chunk reads its group's pages through the first member's table row.
     out, lse = mla_decode(stacked, call.kv_cache, page_table[rows.first], rows.lens,
                           scale=call.scale, plan=plan)  # fmt: skip

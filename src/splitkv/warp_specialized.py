@@ -17,9 +17,13 @@ BLOCK_H, BLOCK_N, NUM_STAGES, NUM_WARPS = 64, 64, 2, 8
 # one consumer warpgroup; 64-row ones may (`keys_as_rows`), on two.
 NARROW_BLOCK_H, NARROW_NUM_WARPS = (16, 32), 4
 CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` count them)
-# The alternating 64-row consumers (`alternate_blocks`) keep two blocks in work, one a
-# warpgroup, so their ring holds 4 blocks of 32 keys (the same 144 KB as 2 of 64): two
-# stages free for the copies while two are read.
+# The 64-row tile's default consumers where it runs two or more head blocks a request: two
+# warpgroups taking turns on the key blocks (`alternate_blocks`, kernels/mla_alternate_blocks.py,
+# plan_rules.alternate_blocks_for; H200: -6 to -10% at 128 heads and at 16 heads x qlen 8
+# against two splitting every block, docs/perf.md v0.2.19). They keep two
+# blocks in work, one a warpgroup, so their ring holds 4 blocks of 32 keys (the same 144 KB
+# as 2 of 64): two stages free for the copies while two are read.
+ALTERNATE_BLOCKS = True
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
@@ -167,7 +171,7 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
     from splitkv.kernels.mla_warp_specialized import mla_warp_specialized_kernel
     from splitkv.mla import merge_stream_args  # splitkv.mla imports this module
 
-    descriptors = kv_row_descriptors(kv, page_size)
+    descriptors = kv_row_descriptors(kv, page_size, plan.block_n)
     if descriptors is None:
         return False
     if plan.schedule == "balanced":
@@ -176,8 +180,6 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         return True
     batch = q.shape[0]
     query_descriptors = query_row_descriptors(q, plan.block_h)
-    if plan.alternate_blocks:
-        descriptors = kv_row_descriptors(kv, page_size, ALTERNATE_BLOCK_N)
     grid = plan.num_splits * batch * plan.num_head_blocks
     mla_warp_specialized_kernel[(grid,)](
         q,
@@ -199,19 +201,26 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         SPLIT_MAJOR=plan.grid_order == "split_major",
         HAS_KEY_START=key_starts is not None,
         **merge_stream_args(plan),
-        **{**tile_constants(plan, q, page_size, query_descriptors), **alternate_block_args(plan)},
+        **{
+            **tile_constants(plan, q, page_size, query_descriptors),
+            **alternate_block_args(plan, query_descriptors),
+        },
     )
     return True
 
 
-def alternate_block_args(plan) -> dict:
-    """The uniform kernel's arguments for the plan's `alternate_blocks`: the two consumer
-    warpgroups as partitions of their own, so the kernel's own warps are one warpgroup; its
-    ring (the pool's descriptors must have boxes of ALTERNATE_BLOCK_N rows at most)."""
+def alternate_block_args(plan, query_descriptors) -> dict:
+    """Either kernel's arguments for the plan's `alternate_blocks`: the two consumer
+    warpgroups as partitions of their own, so the kernel's own warps are one warpgroup, and
+    its ring of 32-key blocks (the pool's descriptors' boxes are as many rows at most). The
+    program loop's consumers need the queries by bulk copies (they take turns on the
+    buffer); without, it runs the default consumers on the same ring."""
     if not plan.alternate_blocks:
         return {}
-    return {"ALTERNATE_BLOCKS": True, "num_warps": CONSUMER_WARPS,
-            "BLOCK_N": plan.block_n, "NUM_STAGES": ALTERNATE_STAGES}  # fmt: skip
+    ring = {"BLOCK_N": plan.block_n, "NUM_STAGES": ALTERNATE_STAGES}
+    if plan.schedule == "balanced" and query_descriptors is None:
+        return ring
+    return {**ring, "ALTERNATE_BLOCKS": True, "num_warps": CONSUMER_WARPS}
 
 
 def launch_program_loop(
@@ -258,5 +267,8 @@ def launch_program_loop(
         PIECE_COST=plan.piece_cost,
         program_times_ptr=program_times,
         TIME_PROGRAMS=program_times is not None,
-        **tile_constants(plan, q, page_size, query_descriptors),
+        **{
+            **tile_constants(plan, q, page_size, query_descriptors),
+            **alternate_block_args(plan, query_descriptors),
+        },
     )

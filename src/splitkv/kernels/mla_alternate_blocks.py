@@ -32,6 +32,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from splitkv.kernels.gluon_softmax import block_probabilities, row_key_bounds
 from splitkv.kernels.shared_rows import wait_for_key_block
 
 LATENT = gl.constexpr(512)
@@ -42,8 +43,9 @@ BLOCK_M = gl.constexpr(64)  # query rows: one warpgroup's wgmma M
 @gluon.jit
 def allocate_turn_buffers(dtype: gl.constexpr, BLOCK_N: gl.constexpr):
     """What the two warpgroups exchange: one block's P [64, BLOCK_N] (wgmma's A operand from
-    shared memory), its rows' running maximum and sum, and a barrier per warpgroup that says
-    its latest P and statistics are in."""
+    shared memory), its rows' running maximum and sum, a barrier per warpgroup that says its
+    latest P and statistics are in, and one both arrive at between a program loop's pieces
+    (`wait_for_each_other`)."""
     p_buffer = gl.allocate_shared_memory(
         dtype, [BLOCK_M, BLOCK_N], gl.NVMMASharedLayout.get_default_for([BLOCK_M, BLOCK_N], dtype)
     )
@@ -53,7 +55,19 @@ def allocate_turn_buffers(dtype: gl.constexpr, BLOCK_N: gl.constexpr):
     p_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for w in gl.static_range(2):
         mbarrier.init(p_ready.index(w), count=1)
-    return p_buffer, row_max, row_sum, p_ready
+    both_done = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(both_done, count=2)
+    return p_buffer, row_max, row_sum, p_ready, both_done
+
+
+@gluon.jit
+def wait_for_each_other(turns, meetings):
+    """Both warpgroups here before either goes on (`meetings`: the times they met before): a
+    program loop's next piece may overwrite P and the statistics only once the other read the
+    last ones, which nothing else orders across pieces."""
+    both_done = turns[4]
+    mbarrier.arrive(both_done, count=1)
+    mbarrier.wait(both_done, meetings & 1)
 
 
 @gluon.jit
@@ -63,7 +77,7 @@ def add_other_block(o, m_mine, l_i, v_half, turns, other_turn, OTHER: gl.constex
     O and the sum to its maximum, and issue P V on this warpgroup's half of the columns (async:
     the caller waits). OUTSTANDING: the wgmma groups issued since this half's last P V (the
     next block's scores), which may keep running. Returns (o, m, l)."""
-    p_buffer, row_max, row_sum, p_ready = turns
+    p_buffer, row_max, row_sum, p_ready, _ = turns
     mbarrier.wait(p_ready.index(OTHER), other_turn & 1)
     m_other = row_max.load(rows_layout)
     s_other = row_sum.load(rows_layout)
@@ -81,16 +95,20 @@ def add_other_block(o, m_mine, l_i, v_half, turns, other_turn, OTHER: gl.constex
 def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, turns, ring_start,
                             num_blocks, first_key, lo_key, hi_key, seq_len, last_key, head_block,
                             slot_base, split, num_splits, rows_total, partial_o_ptr,
-                            partial_lse_ptr, scale_log2, queries_in, NUM_HEADS: gl.constexpr,
-                            BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
-                            WAIT_FOR_QUERIES: gl.constexpr, W: gl.constexpr):  # fmt: skip
-    """Warpgroup W (0 or 1) of the pair: the blocks W, W + 2, ... scored here, every block's
-    P V on O's columns [W * 256, W * 256 + 256) (k_lo's or k_hi's), then that half of the
-    partial (and, for W = 0, the lse), as `attend_key_blocks` writes them. The ring's `empty`
-    barriers count both warpgroups (one arrival each per block)."""
+                            partial_lse_ptr, scale_log2, queries_in, queries_free, other_turns,
+                            NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
+                            NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
+                            RELEASE_QUERIES: gl.constexpr, W: gl.constexpr):  # fmt: skip
+    """Warpgroup W (0 or 1) of the pair, on the ring's next num_blocks blocks (from
+    ring_start; `attend_key_blocks`' contract otherwise): the blocks W, W + 2, ... scored here,
+    every block's P V on O's columns [W * 256, W * 256 + 256) (k_lo's or k_hi's), then that
+    half of the partial (and, for W = 0, the lse). The ring's `empty` barriers and
+    `queries_free` count both warpgroups (one arrival each). other_turns: the blocks the other
+    warpgroup published before these (earlier pieces of a program loop), for its barrier's
+    phase."""
     gl.static_assert(gl.num_warps() == 4, "one warpgroup a partition")
     OTHER: gl.constexpr = 1 - W
-    p_buffer, row_max, row_sum, p_ready = turns
+    p_buffer, row_max, row_sum, p_ready, _ = turns
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16]
     )
@@ -100,11 +118,8 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
     p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
     s_rows: gl.constexpr = gl.SliceLayout(1, s_layout)
     o_rows: gl.constexpr = gl.SliceLayout(1, o_layout)
-    rows = gl.arange(0, BLOCK_M, s_rows)
-    q_pos = (head_block * BLOCK_M + rows) // NUM_HEADS
-    row_limit = gl.minimum(hi_key, last_key + q_pos + 1)  # keys past it are masked
-    unmasked_end = gl.minimum(hi_key, last_key + 1)  # blocks ending here need no mask
-    cols = gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
+    rows, row_limit, unmasked_end, cols = row_key_bounds(head_block, hi_key, last_key, NUM_HEADS,
+                                                         BLOCK_M, BLOCK_N, s_layout)  # fmt: skip
     m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, s_rows)
     l_i = gl.zeros([BLOCK_M], gl.float32, s_rows)
     # O as an async accumulator: the other's P V runs on while this block's softmax does.
@@ -125,19 +140,13 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
         if j >= 1:  # the other's block j - 1: its maximum is where block j's softmax starts
             other_stage = (ring_start + j - 1) % NUM_STAGES
             o, m_i, l_i = add_other_block(o, m_i, l_i, v_mine.index(other_stage), turns,
-                                          (j - 1 - OTHER) // 2, OTHER, s_rows, 1)  # fmt: skip
+                                          other_turns + (j - 1 - OTHER) // 2, OTHER, s_rows,
+                                          1)  # fmt: skip
             scores = warpgroup_mma_wait(num_outstanding=1, deps=(s_acc,))  # P V may run on
         else:
             scores = warpgroup_mma_wait(num_outstanding=0, deps=(s_acc,))
-        scores = scores * scale_log2
-        if (block_key < lo_key) | (block_key + BLOCK_N > unmasked_end):
-            keys = block_key + cols
-            visible = (keys[None, :] >= lo_key) & (keys[None, :] < row_limit[:, None])
-            scores = gl.where(visible, scores, float("-inf"))
-        m_new = gl.maximum(m_i, gl.max(scores, 1))
-        # A row with nothing visible yet keeps m = -inf: subtract 0 there, not -inf (no NaN).
-        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-        p = gl.exp2(scores - m_safe[:, None])
+        p, m_new, m_safe = block_probabilities(scores, m_i, block_key, cols, lo_key, row_limit,
+                                               unmasked_end, scale_log2, BLOCK_N)  # fmt: skip
         p_sum = gl.sum(p, 1)
         p_low = p.to(q_lo.dtype)
         o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))  # the buffer's P is read
@@ -162,11 +171,14 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
         # resources"; 1.2-1.6x slower on the H200, docs/perf.md v0.2.19).
         o = warpgroup_mma_init(warpgroup_mma_wait(num_outstanding=0, deps=(o,)))
         mbarrier.arrive(empty.index(stage), count=1)
+    if RELEASE_QUERIES:  # this warpgroup's scores are done: the next piece's queries may come
+        mbarrier.arrive(queries_free, count=1)
     last = num_blocks - 1
     if (last >= 0) & (last % 2 == OTHER):  # the other's last block, after this one's last
         last_stage = (ring_start + last) % NUM_STAGES
-        o, m_i, l_i = add_other_block(o, m_i, l_i, v_mine.index(last_stage), turns,
-                                      (last - OTHER) // 2, OTHER, s_rows, 0)  # fmt: skip
+        last_turn = other_turns + (last - OTHER) // 2
+        o, m_i, l_i = add_other_block(o, m_i, l_i, v_mine.index(last_stage), turns, last_turn,
+                                      OTHER, s_rows, 0)  # fmt: skip
         o = warpgroup_mma_init(warpgroup_mma_wait(num_outstanding=0, deps=(o,)))
         mbarrier.arrive(empty.index(last_stage), count=1)
     o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))

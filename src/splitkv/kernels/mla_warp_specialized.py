@@ -37,6 +37,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
+from splitkv.kernels.gluon_softmax import block_probabilities, row_key_bounds
 from splitkv.kernels.mla_alternate_blocks import allocate_turn_buffers, attend_alternate_blocks
 from splitkv.kernels.mla_keys_as_rows import attend_key_blocks_narrow
 from splitkv.kernels.shared_rows import wait_for_key_block
@@ -97,7 +98,8 @@ def allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc, dtype: gl.con
                      RELEASES: gl.constexpr = 1):  # fmt: skip
     """Shared memory of both kernels, barriers initialised: the query rows (queries_in / _free:
     their bulk copy landed / the consumers are done with them) and the ring of key blocks
-    (ready / empty per stage; RELEASES: the consumer partitions that each release a block)."""
+    (ready / empty per stage; RELEASES: the consumer partitions that each release a block, and
+    the queries)."""
     q_lo = gl.allocate_shared_memory(dtype, [BLOCK_Q, HALF], q_lat_desc.layout)
     q_hi = gl.allocate_shared_memory(dtype, [BLOCK_Q, HALF], q_lat_desc.layout)
     q_pe = gl.allocate_shared_memory(dtype, [BLOCK_Q, ROPE], q_rope_desc.layout)
@@ -112,7 +114,7 @@ def allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc, dtype: gl.con
         mbarrier.init(ready.index(i), count=1)
         mbarrier.init(empty.index(i), count=RELEASES)
     mbarrier.init(queries_in, count=1)
-    mbarrier.init(queries_free, count=1)
+    mbarrier.init(queries_free, count=RELEASES)
     return (q_lo, q_hi, q_pe, queries_in, queries_free), (k_lo, k_hi, k_pe, ready, empty)
 
 
@@ -216,11 +218,8 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
     p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
     s_rows: gl.constexpr = gl.SliceLayout(1, s_layout)
     o_rows: gl.constexpr = gl.SliceLayout(1, o_layout)
-    rows = gl.arange(0, BLOCK_M, s_rows)
-    q_pos = (head_block * BLOCK_M + rows) // NUM_HEADS
-    row_limit = gl.minimum(hi_key, last_key + q_pos + 1)  # keys past it are masked
-    unmasked_end = gl.minimum(hi_key, last_key + 1)  # blocks ending here need no mask
-    cols = gl.arange(0, BLOCK_N, gl.SliceLayout(0, s_layout))
+    rows, row_limit, unmasked_end, cols = row_key_bounds(head_block, hi_key, last_key, NUM_HEADS,
+                                                         BLOCK_M, BLOCK_N, s_layout)  # fmt: skip
     m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, s_rows)
     l_i = gl.zeros([BLOCK_M], gl.float32, s_rows)
     o_lo = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
@@ -240,15 +239,8 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
         if RELEASE_QUERIES:  # noqa: SIM102 (a compile-time branch around a run-time one)
             if j == num_blocks - 1:
                 mbarrier.arrive(queries_free, count=1)
-        scores = scores * scale_log2
-        if (block_key < lo_key) | (block_key + BLOCK_N > unmasked_end):
-            keys = block_key + cols
-            visible = (keys[None, :] >= lo_key) & (keys[None, :] < row_limit[:, None])
-            scores = gl.where(visible, scores, float("-inf"))
-        m_new = gl.maximum(m_i, gl.max(scores, 1))
-        # A row with nothing visible yet keeps m = -inf: subtract 0 there, not -inf (no NaN).
-        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-        p = gl.exp2(scores - m_safe[:, None])
+        p, m_new, m_safe = block_probabilities(scores, m_i, block_key, cols, lo_key, row_limit,
+                                               unmasked_end, scale_log2, BLOCK_N)  # fmt: skip
         alpha = gl.exp2(m_i - m_safe)
         l_i = l_i * alpha + gl.sum(p, 1)
         m_i = m_new
@@ -415,14 +407,14 @@ def mla_warp_specialized_kernel(
                                            turns, 0, num_blocks, first_key, lo_key, hi_key,
                                            seq_len, seq_len - QLEN, head_block, slot_base, split,
                                            num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
-                                           scale_log2, queries_in, NUM_HEADS, BLOCK_N,
-                                           NUM_STAGES, QUERY_TMA, 1)),
+                                           scale_log2, queries_in, queries_free, 0, NUM_HEADS,
+                                           BLOCK_N, NUM_STAGES, QUERY_TMA, False, 1)),
                 (attend_alternate_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty,
                                            turns, 0, num_blocks, first_key, lo_key, hi_key,
                                            seq_len, seq_len - QLEN, head_block, slot_base, split,
                                            num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
-                                           scale_log2, queries_in, NUM_HEADS, BLOCK_N,
-                                           NUM_STAGES, QUERY_TMA, 0)),
+                                           scale_log2, queries_in, queries_free, 0, NUM_HEADS,
+                                           BLOCK_N, NUM_STAGES, QUERY_TMA, False, 0)),
                 (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                               table_row, max_pages, first_key, num_blocks,
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,

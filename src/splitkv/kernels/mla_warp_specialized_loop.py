@@ -27,6 +27,11 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 
 from splitkv.kernels.balanced import piece_blocks, record_piece_range, request_units
 from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
+from splitkv.kernels.mla_alternate_blocks import (
+    allocate_turn_buffers,
+    attend_alternate_blocks,
+    wait_for_each_other,
+)
 from splitkv.kernels.mla_warp_specialized import (
     LATENT,
     allocate_buffers,
@@ -168,12 +173,17 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                   PIECE_COST: gl.constexpr, QUERY_TMA: gl.constexpr,
                   TIME_PROGRAMS: gl.constexpr, KEYS_AS_ROWS: gl.constexpr,
                   WHOLE_PIECES: gl.constexpr, WRITE_LSE: gl.constexpr,
-                  EARLY_START: gl.constexpr):  # fmt: skip
+                  EARLY_START: gl.constexpr, turns=None, W: gl.constexpr = 0):  # fmt: skip
     """Consumers: each piece's queries, attention and partial, in the producer's order; with
     WHOLE_PIECES a piece holding its request's every key writes the request's output and lse
     instead (outputs: out, lse and their strides). TIME_PROGRAMS: the time each of
     the first pieces starts, has its queries, and ends. EARLY_START: nothing before the wait
-    for the kernel ahead (the merge ahead may still read the piece ranges and partials)."""
+    for the kernel ahead (the merge ahead may still read the piece ranges and partials).
+    turns: the alternating 64-row consumers' buffers (kernels/mla_alternate_blocks.py), this
+    partition being warpgroup W of the two; each piece starts with block 0 on warpgroup 0."""
+    ALTERNATE: gl.constexpr = turns is not None
+    gl.static_assert(not ALTERNATE or QUERY_TMA, "alternating consumers: queries by copies")
+    LEAD: gl.constexpr = W == 0  # the partition that records the piece ranges and times
     if EARLY_START:
         wait_for_kernel_ahead()
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
@@ -183,6 +193,7 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
     start = first_start
     blocks_done = 0
     pieces = 0
+    other_turns = 0  # ALTERNATE: the blocks the other warpgroup published so far
     next_len = first_len
     for request in range(first, last + 1):
         seq_len = next_len
@@ -190,9 +201,12 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
         lo, hi = piece_blocks(lo_p, hi_p, start, gl.cdiv(seq_len, BLOCK_N), PIECE_COST)
         if lo < hi:  # a request with no blocks between two others has no piece
             piece = gl.minimum(pieces, PIECE_TIMES - 1)
-            if TIME_PROGRAMS:
+            if TIME_PROGRAMS and LEAD:
                 gl.store(times_ptr + 2 + 3 * piece, global_time())
-            if head_block == 0:
+            if ALTERNATE:  # noqa: SIM102 (a compile-time branch around a run-time one)
+                if pieces > 0:
+                    wait_for_each_other(turns, pieces - 1)
+            if (head_block == 0) & LEAD:
                 record_piece_range(piece_ranges_ptr, request, program + request, lo, hi, 0,
                                    seq_len, 0, BLOCK_N)  # fmt: skip
             if QUERY_TMA:
@@ -204,7 +218,7 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                                  NUM_HEADS)  # fmt: skip
                 fence_async_shared()  # the queries, visible to the wgmma
                 gl.thread_barrier()
-            if TIME_PROGRAMS:
+            if TIME_PROGRAMS and LEAD:
                 gl.store(times_ptr + 3 + 3 * piece, global_time())
             final, whole = None, False  # every piece writes a partial
             if WHOLE_PIECES:
@@ -216,14 +230,25 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                                      lse_ptr + request.to(gl.int64) * lse_strides[0],
                                      lse_strides[1], lse_strides[2])  # fmt: skip
                 whole = (lo == 0) & (hi == gl.cdiv(seq_len, BLOCK_N))
-            attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, blocks_done,
-                            hi - lo, lo * BLOCK_N, lo * BLOCK_N,
-                            gl.minimum(hi * BLOCK_N, seq_len), seq_len, seq_len - QLEN,
-                            head_block, head_block * BLOCK_Q, program + request, num_slots,
-                            ROWS, partial_o_ptr, partial_lse_ptr, scale_log2, queries_in,
-                            queries_free, NUM_HEADS, BLOCK_N, NUM_STAGES, False,
-                            QUERY_TMA, KEYS_AS_ROWS, final, whole)  # fmt: skip
-            if TIME_PROGRAMS:
+            if ALTERNATE:
+                attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, turns,
+                                        blocks_done, hi - lo, lo * BLOCK_N, lo * BLOCK_N,
+                                        gl.minimum(hi * BLOCK_N, seq_len), seq_len,
+                                        seq_len - QLEN, head_block, head_block * BLOCK_Q,
+                                        program + request, num_slots, ROWS, partial_o_ptr,
+                                        partial_lse_ptr, scale_log2, queries_in, queries_free,
+                                        other_turns, NUM_HEADS, BLOCK_N, NUM_STAGES, False,
+                                        QUERY_TMA, W)  # fmt: skip
+                other_turns += (hi - lo + W) // 2  # the other's blocks 1 - W, 3 - W, ...
+            else:
+                attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, blocks_done,
+                                hi - lo, lo * BLOCK_N, lo * BLOCK_N,
+                                gl.minimum(hi * BLOCK_N, seq_len), seq_len, seq_len - QLEN,
+                                head_block, head_block * BLOCK_Q, program + request, num_slots,
+                                ROWS, partial_o_ptr, partial_lse_ptr, scale_log2, queries_in,
+                                queries_free, NUM_HEADS, BLOCK_N, NUM_STAGES, False,
+                                QUERY_TMA, KEYS_AS_ROWS, final, whole)  # fmt: skip
+            if TIME_PROGRAMS and LEAD:
                 gl.store(times_ptr + 4 + 3 * piece, global_time())
             pieces += 1
         blocks_done += gl.maximum(hi - lo, 0)
@@ -275,6 +300,7 @@ def mla_warp_specialized_loop_kernel(
     EARLY_BLOCKS: gl.constexpr = 2,  # EARLY_START: key blocks brought before its wait
     program_times_ptr=None,  # TIME_PROGRAMS: [programs, PROGRAM_TIMES] int64 ns (below)
     TIME_PROGRAMS: gl.constexpr = False,
+    ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
 ):
     """Program (schedule program, head block), the head block fastest: the head blocks of one
     share read the same keys at about the same time (the second read from L2). TIME_PROGRAMS
@@ -306,30 +332,64 @@ def mla_warp_specialized_loop_kernel(
                          num_slots, program + spanned, BLOCK_Q)  # fmt: skip
 
     queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
-                                     q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N,
-                                     NUM_STAGES)  # fmt: skip
+                                     q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N, NUM_STAGES,
+                                     2 if ALTERNATE_BLOCKS else 1)  # fmt: skip
+    turns = None
+    if ALTERNATE_BLOCKS:
+        turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N)
     fence_async_shared()  # the initialised barriers, visible to the bulk copies
     gl.thread_barrier()
     share = (lo_p, hi_p, first, last, first_start, first_len)
     outputs = (out_ptr, lse_ptr, (stride_out_batch, stride_out_pos, stride_out_head),
                (stride_lse_batch, stride_lse_pos, stride_lse_head))  # fmt: skip
     # fmt: off
-    gl.warp_specialize(
-        [
-            (attend_pieces, (queries, ring, q_ptr, (stride_q_batch, stride_q_pos, stride_q_head),
-                             seq_lens_ptr, piece_ranges_ptr, partial_o_ptr, partial_lse_ptr,
-                             scale_log2, batch, max_seq_len, program, num_slots, head_block,
-                             share, times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
-                             NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
-                             WHOLE_PIECES, WRITE_LSE, EARLY_START)),
-            (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
-                           page_table_ptr, stride_table_batch, seq_lens_ptr, batch, max_pages,
-                           head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES, PAGE_SIZE,
-                           PIECE_COST, QUERY_TMA, QLEN, EARLY_START, EARLY_BLOCKS)),
-        ],
-        [1],  # the producer: one warp that only issues copies
-        [24],  # and few registers, so the consumers keep theirs
-    )
+    if ALTERNATE_BLOCKS:
+        # The second consumer warpgroup first among the workers: ptxas fits the registers
+        # that way round (the other order spilled ~800 times, docs/perf.md v0.2.19).
+        gl.warp_specialize(
+            [
+                (attend_pieces, (queries, ring, q_ptr,
+                                 (stride_q_batch, stride_q_pos, stride_q_head), seq_lens_ptr,
+                                 piece_ranges_ptr, partial_o_ptr, partial_lse_ptr, scale_log2,
+                                 batch, max_seq_len, program, num_slots, head_block, share,
+                                 times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
+                                 NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
+                                 WHOLE_PIECES, WRITE_LSE, EARLY_START, turns, 1)),
+                (attend_pieces, (queries, ring, q_ptr,
+                                 (stride_q_batch, stride_q_pos, stride_q_head), seq_lens_ptr,
+                                 piece_ranges_ptr, partial_o_ptr, partial_lse_ptr, scale_log2,
+                                 batch, max_seq_len, program, num_slots, head_block, share,
+                                 times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
+                                 NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
+                                 WHOLE_PIECES, WRITE_LSE, EARLY_START, turns, 0)),
+                (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
+                               page_table_ptr, stride_table_batch, seq_lens_ptr, batch,
+                               max_pages, head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES,
+                               PAGE_SIZE, PIECE_COST, QUERY_TMA, QLEN, EARLY_START,
+                               EARLY_BLOCKS)),
+            ],
+            [4, 1],  # the other consumer warpgroup; the producer: one warp of copies
+            [232, 24],
+        )
+    else:
+        gl.warp_specialize(
+            [
+                (attend_pieces, (queries, ring, q_ptr,
+                                 (stride_q_batch, stride_q_pos, stride_q_head), seq_lens_ptr,
+                                 piece_ranges_ptr, partial_o_ptr, partial_lse_ptr, scale_log2,
+                                 batch, max_seq_len, program, num_slots, head_block, share,
+                                 times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
+                                 NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
+                                 WHOLE_PIECES, WRITE_LSE, EARLY_START)),
+                (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
+                               page_table_ptr, stride_table_batch, seq_lens_ptr, batch,
+                               max_pages, head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES,
+                               PAGE_SIZE, PIECE_COST, QUERY_TMA, QLEN, EARLY_START,
+                               EARLY_BLOCKS)),
+            ],
+            [1],  # the producer: one warp that only issues copies
+            [24],  # and few registers, so the consumers keep theirs
+        )
     # fmt: on
     if TIME_PROGRAMS:
         gl.store(times_row + 1, global_time())
