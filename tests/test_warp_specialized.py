@@ -362,7 +362,8 @@ def test_strided_queries_load_through_registers(heads, qlen):
 
 @pytest.mark.gpu
 def test_shared_prefix_cascade_suffix_pass():
-    # The cascade's suffix pass starts each request at its prefix's end (key_starts).
+    # The cascade's suffix pass reads each request from its prefix's end, through its
+    # page-table row shifted by the prefix's pages.
     lengths = [70000, 66000, 65600, 3000]
     case = random_mla_case(lengths, 16, qlen=4, dtype=torch.bfloat16, device="cuda",
                            prefix_groups=[([0, 1, 2], 65536)])  # fmt: skip

@@ -40,7 +40,9 @@ SCALARS = (
     "stride_kv_slot",
     "stride_table_batch",
 )
-ALIGNED = (0, 1, 2, 3, 4, 5, 12, 13, 14, 15, 16)  # pointers and strides that are multiples of 16
+# Pointers and strides that are multiples of 16, as the launcher specialises them.
+ALIGNED = ("q_ptr", "kv_ptr", "page_table_ptr", "seq_lens_ptr", "partial_o_ptr", "stride_q_batch",
+           "stride_q_pos", "stride_q_head", "stride_kv_page", "stride_kv_slot")  # fmt: skip
 STANDARD = [  # (block_h, block_n, warps, stages, prefetch)
     (16, 64, 4, 2, False), (16, 32, 4, 3, True), (16, 64, 4, 3, True), (64, 32, 8, 2, False),
 ]  # fmt: skip
@@ -78,7 +80,7 @@ def compile_split(
             constants["PROGRAM_LOOP"] = True
             constants["PIECE_COST"] = 0
     signature.update({name: "constexpr" for name in constants})
-    attrs = {(i,): [["tt.divisibility", 16]] for i in ALIGNED}
+    attrs = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]] for name in ALIGNED}
     source = ASTSource(kernel, signature, constants, attrs)
     options = {"num_warps": warps, "num_stages": stages}
     if maxnreg:
@@ -115,7 +117,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     lat_desc, rope_desc = ws.kv_row_descriptors(pool, page_size)
     signature = {"q_ptr": "*bf16", "lat_desc": mangle_type(lat_desc),
                  "rope_desc": mangle_type(rope_desc), "page_table_ptr": "*i32",
-                 "seq_lens_ptr": "*i32", "key_starts_ptr": "*i32",
+                 "seq_lens_ptr": "*i32",
                  "partial_o_ptr": "*bf16" if bf16_partials else "*fp32",
                  "partial_lse_ptr": "*fp32", "scale_log2": "fp32"}  # fmt: skip
     for name in ("batch", "max_pages", "num_splits", "stride_q_batch", "stride_q_pos",
@@ -126,7 +128,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     constants = {"NUM_HEADS": heads, "QLEN": qlen, "BLOCK_Q": block_q,
                  "KEYS_AS_ROWS": keys_as_rows, "PAGE_SIZE": page_size,
                  "BLOCK_N": ws.BLOCK_N, "NUM_STAGES": ws.NUM_STAGES, "SPLIT_MAJOR": True,
-                 "HAS_KEY_START": False, "RELEASE_MERGE": True,
+                 "RELEASE_MERGE": True,
                  "EARLY_START": early_start, "EARLY_BLOCKS": ws.EARLY_BLOCKS}  # fmt: skip
     # The queries by bulk copies too, as for a contiguous q.
     q = torch.empty(2, qlen, heads, ws.HEAD_DIM_QK, dtype=torch.bfloat16)
@@ -143,7 +145,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
                           "NUM_STAGES": ws.ALTERNATE_STAGES})  # fmt: skip
     kernel = mla_warp_specialized_kernel
     if balanced_batch:
-        for name in ("key_starts_ptr", "num_splits", "SPLIT_MAJOR", "HAS_KEY_START"):
+        for name in ("num_splits", "SPLIT_MAJOR"):
             signature.pop(name, None)
             constants.pop(name, None)
         signature.update({"piece_ranges_ptr": "*i32", "num_programs": "i32", "out_ptr": "*bf16",
@@ -158,7 +160,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
         signature = {name: signature[name] for name in kernel.arg_names if name in signature}
     signature.update({name: "constexpr" for name in constants})
     # As the launcher specialises them: 16-byte aligned pointers, strides multiples of 16.
-    aligned = ("q_ptr", "page_table_ptr", "seq_lens_ptr", "key_starts_ptr", "partial_o_ptr",
+    aligned = ("q_ptr", "page_table_ptr", "seq_lens_ptr", "partial_o_ptr",
                "partial_lse_ptr", "piece_ranges_ptr", "stride_q_batch", "stride_q_pos",
                "stride_q_head")  # fmt: skip
     attrs = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]

@@ -28,7 +28,7 @@ from inspect_kernel import loop_bodies, registers_and_stack, sass_of
 from splitkv.kernels.merge import merge_splits_kernel
 
 POINTERS = {"partial_o_ptr": "*fp32", "partial_lse_ptr": "*fp32", "seq_lens_ptr": "*i32",
-            "key_starts_ptr": "*i32", "piece_ranges_ptr": "*i32", "out_ptr": "*bf16",
+            "piece_ranges_ptr": "*i32", "out_ptr": "*bf16",
             "lse_ptr": "*fp32", "sinks_ptr": "*fp32", "split_flags_ptr": "*i32"}  # fmt: skip
 ALIGNED = ("partial_o_ptr", "partial_lse_ptr", "out_ptr")  # as the launcher specialises them
 
@@ -39,7 +39,7 @@ def compile_merge(block_s: int, block_d: int, warps: int, heads: int, qlen: int,
     for it, bfloat16 out, lse written; with merge_streams, polling its split flags instead)."""
     constants = {"NUM_HEADS": heads, "QLEN": qlen, "HEAD_DIM_V": 512, "SPLIT_BLOCK_N": 64,
                  "BLOCK_S": block_s, "BLOCK_D": block_d, "WRITE_LSE": True, "HAS_WINDOW": False,
-                 "HAS_SINKS": False, "BALANCED": balanced, "HAS_KEY_START": False,
+                 "HAS_SINKS": False, "BALANCED": balanced,
                  "WAIT_FOR_STAGE_1": not merge_streams,
                  "WHOLE_PIECES": whole_pieces and balanced, "RELEASE_NEXT": False,
                  "program_times_ptr": None, "TIME_PROGRAMS": False,

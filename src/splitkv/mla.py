@@ -152,12 +152,9 @@ def _launch(
     seq_lens: torch.Tensor,
     out: torch.Tensor,
     lse: torch.Tensor | None,
-    key_starts: torch.Tensor | None = None,
     merge: bool = True,
 ) -> None:
-    """Both stages (stage 1 alone without `merge`). key_starts ([batch] int32, uniform schedule
-    only): each request attends only its keys from there on (the suffix pass of a
-    shared-prefix cascade)."""
+    """Both stages (stage 1 alone without `merge`)."""
     kv = call.kv_cache
     ws = plan.workspace
     head_dim_pe = plan.head_dim_qk - plan.head_dim_v
@@ -179,7 +176,6 @@ def _launch(
         schedule_args = (plan.num_splits,)
         schedule_consts = {
             "SPLIT_MAJOR": plan.grid_order == "split_major",
-            "HAS_KEY_START": key_starts is not None,
             **merge_stream_args(plan),
         }
     block_dv = triton.next_power_of_2(plan.head_dim_v)
@@ -191,8 +187,7 @@ def _launch(
         # The warp-specialized kernel where the plan took it and the pool can be described;
         # otherwise the Triton kernel with the plan's (same-tile) knobs.
         launched = plan.warp_specialized and warp_specialized.launch_stage_one(
-            plan, q, kv, call.page_size, page_table, seq_lens, key_starts, call.scale * LOG2_E,
-            out, lse,
+            plan, q, kv, call.page_size, page_table, seq_lens, call.scale * LOG2_E, out, lse,
         )  # fmt: skip
         if not launched:
             kernel[(grid,)](
@@ -200,7 +195,6 @@ def _launch(
                 kv,
                 page_table,
                 seq_lens,
-                *((key_starts if key_starts is not None else seq_lens,) if not balanced else ()),
                 ws.partial_o,
                 ws.partial_lse,
                 call.scale * LOG2_E,
@@ -237,7 +231,6 @@ def _launch(
                 out,
                 lse,
                 max_seq_len=max_seq_len,
-                key_starts=key_starts,
                 whole_pieces=launched and plan.whole_pieces,
             )
 
@@ -281,15 +274,14 @@ def merge_workspace(
     max_seq_len: int,
     window_left: int = -1,
     sinks: torch.Tensor | None = None,
-    key_starts: torch.Tensor | None = None,
     whole_pieces: bool = False,
     program_times: torch.Tensor | None = None,
 ) -> None:
     """Stage 2: merge the partials stage 1 left in the plan's workspace into out/lse.
 
     window_left >= 0: stage 1 split only the keys that window can see (GQA). sinks: one
-    natural-log logit per head added to each row's softmax denominator (GQA). key_starts:
-    stage 1 split only each request's keys from there on. whole_pieces (balanced): stage 1
+    natural-log logit per head added to each row's softmax denominator (GQA). whole_pieces
+    (balanced): stage 1
     wrote the rows of every request one piece held (the Gluon program loop with the plan's
     `whole_pieces`); their programs return before reading any partial. program_times: an
     int64 tensor of [programs, 3] that gets each program's start, end of its wait for stage 1
@@ -306,7 +298,6 @@ def merge_workspace(
             plan.workspace.partial_o,
             plan.workspace.partial_lse,
             seq_lens,
-            key_starts if key_starts is not None else seq_lens,
             plan.workspace.piece_ranges if balanced else seq_lens,
             out,
             lse_arg,
@@ -330,7 +321,6 @@ def merge_workspace(
             HAS_WINDOW=window_left >= 0,
             HAS_SINKS=sinks is not None,
             BALANCED=balanced,
-            HAS_KEY_START=key_starts is not None,
             # merge_streams: the flags stand in for the wait, split by split.
             WAIT_FOR_STAGE_1=plan.dependent_launch and not plan.merge_streams,
             WHOLE_PIECES=whole_pieces and balanced,

@@ -161,7 +161,7 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
     }
 
 
-def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, scale_log2, out,
+def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, scale_log2, out,
                      lse):  # fmt: skip
     """Stage 1 of `mla_decode` on the warp-specialized kernel, its partials in the plan's
     workspace as `mla_split_kernel` (or, balanced, `mla_balanced_kernel`) leaves them; with
@@ -187,7 +187,6 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         *(query_descriptors or descriptors),
         page_table,
         seq_lens,
-        key_starts if key_starts is not None else seq_lens,
         plan.workspace.partial_o,
         plan.workspace.partial_lse,
         scale_log2,
@@ -199,7 +198,6 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, key_starts, s
         q.stride(2),
         page_table.stride(0),
         SPLIT_MAJOR=plan.grid_order == "split_major",
-        HAS_KEY_START=key_starts is not None,
         **merge_stream_args(plan),
         **{
             **tile_constants(plan, q, page_size, query_descriptors),

@@ -31,7 +31,6 @@ def merge_splits_kernel(
     partial_o_ptr,
     partial_lse_ptr,
     seq_lens_ptr,
-    key_starts_ptr,  # [batch] int32 first key of each request, used when HAS_KEY_START
     piece_ranges_ptr,  # [batch, 2] int32 first and last stage-1 program, used when BALANCED
     out_ptr,
     lse_ptr,
@@ -57,7 +56,6 @@ def merge_splits_kernel(
     HAS_WINDOW: tl.constexpr,
     HAS_SINKS: tl.constexpr,
     BALANCED: tl.constexpr,
-    HAS_KEY_START: tl.constexpr,
     WAIT_FOR_STAGE_1: tl.constexpr = False,
     WHOLE_PIECES: tl.constexpr = False,  # BALANCED: one-piece requests were written by stage 1
     RELEASE_NEXT: tl.constexpr = False,  # the next call's stage 1 starts early (early_start)
@@ -82,8 +80,6 @@ def merge_splits_kernel(
     seq_len = clamped_seq_len(seq_lens_ptr, request, max_seq_len)
     if HAS_WINDOW:
         seq_len = seq_len - first_visible_key(seq_len, window_left, QLEN, SPLIT_BLOCK_N)
-    if HAS_KEY_START:
-        seq_len = seq_len - clamped_seq_len(key_starts_ptr, request, seq_len)
     if not BALANCED:
         num_written = tl.cdiv(seq_len, keys_per_split(seq_len, num_splits, SPLIT_BLOCK_N))
         first_slot = row_id.to(tl.int64) * num_splits
@@ -93,8 +89,8 @@ def merge_splits_kernel(
     l_i = tl.zeros([1], tl.float32)
     acc = tl.zeros([BLOCK_D], tl.float32)
     # Launched as a programmatic dependent of stage 1: no partial may be read before stage 1 has
-    # finished. What comes before reads only inputs stage 1 does not write (seq_lens,
-    # key_starts), so that latency overlaps stage 1's tail.
+    # finished. What comes before reads only inputs stage 1 does not write (seq_lens), so
+    # that latency overlaps stage 1's tail.
     wait_for_prior_grid(WAIT_FOR_STAGE_1)
     stamp(program_times_ptr, times_at + 1, TIME_PROGRAMS)
     if BALANCED:

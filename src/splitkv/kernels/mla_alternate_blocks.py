@@ -1,23 +1,25 @@
 """The 64-row consumers of the warp-specialized MLA stage 1 on Hopper, taking turns: two
 warpgroups, each in its own partition, that score alternate key blocks (the plan's
-`alternate_blocks`; measured against `attend_key_blocks` in docs/perf.md v0.2.19).
+`alternate_blocks`, by default from two head blocks a request; docs/perf.md v0.2.19-v0.2.19b).
 
-The default 64-row consumer (`attend_key_blocks`, kernels/mla_warp_specialized.py) splits the
+The other 64-row consumer (`attend_key_blocks`, kernels/mla_warp_specialized.py) splits the
 columns of S = Q K^T and of O += P V between its two warpgroups. A row's maximum and sum then
 span both, and P must reach both as wgmma operands: three exchanges through shared memory a
 block, with both warpgroups waiting in each, while the tensor cores idle. Here:
-- warpgroup w scores the blocks j = w, w + 2, ... alone (S [64, 64] over the full 576 columns:
+- warpgroup w scores the blocks j = w, w + 2, ... alone (S [64, 32] over the full 576 columns:
   the row reductions stay inside a warp), and still owns half of O's columns, as before;
 - its softmax of block j starts from the running maximum after block j - 1, which the other
-  warpgroup publishes with its P (through `p_buffer` and `stats`, signalled on
+  warpgroup publishes with its P (through `p_buffer`, `row_max` and `row_sum`, signalled on
   p_ready[other]); it then publishes its own and adds P_j V_j to its half from registers,
   while the other adds P_j V_j to its half from shared memory;
 so one warpgroup's softmax runs while the other's matrix multiplies keep the tensor cores busy
 (FlashAttention-3's two consumer groups taking turns; FlashMLA calls its variant "seesaw").
 Both see every block's maximum and sum in the same order, so their rescales and sums agree.
+The ring holds 4 blocks of 32 keys (two in work, one a warpgroup, two being copied).
 
 Why one P buffer is enough: the warpgroup that writes P_{j+1} is the one that reads P_j, and it
-writes only after its P_j V_j is done; the same holds for the statistics.
+writes only after its P_j V_j is done; the same holds for the statistics. Across a program
+loop's pieces nothing orders them, so the two meet between pieces (`wait_for_each_other`).
 """
 
 from __future__ import annotations

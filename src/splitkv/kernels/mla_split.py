@@ -34,7 +34,6 @@ def mla_split_kernel(
     kv_ptr,
     page_table_ptr,
     seq_lens_ptr,
-    key_starts_ptr,  # [batch] int32 first key of each request, used when HAS_KEY_START
     partial_o_ptr,
     partial_lse_ptr,
     scale_log2,  # softmax scale * log2(e): scores live in base 2 inside the kernel
@@ -59,7 +58,6 @@ def mla_split_kernel(
     BLOCK_N: tl.constexpr,
     SPLIT_MAJOR: tl.constexpr,
     PREFETCH_PAGE: tl.constexpr,
-    HAS_KEY_START: tl.constexpr,
     RELEASE_MERGE: tl.constexpr = False,
     LATENT_CHAINS: tl.constexpr = 1,
     latent_desc=None,  # KV_TMA: host tensor descriptors over the pool's rows (mla_attend_keys)
@@ -76,14 +74,8 @@ def mla_split_kernel(
     head_block = pid // (num_splits * batch)
 
     seq_len = clamped_seq_len(seq_lens_ptr, request, max_pages * PAGE_SIZE)
-    if HAS_KEY_START:
-        # Keys before the start were attended elsewhere (a shared prefix's own pass).
-        first_key = clamped_seq_len(key_starts_ptr, request, seq_len)
-        per_split = keys_per_split(seq_len - first_key, num_splits, BLOCK_N)
-        split_start = first_key + split * per_split
-    else:
-        per_split = keys_per_split(seq_len, num_splits, BLOCK_N)
-        split_start = split * per_split
+    per_split = keys_per_split(seq_len, num_splits, BLOCK_N)
+    split_start = split * per_split
     split_end = tl.minimum(split_start + per_split, seq_len)
     if split_start >= split_end:
         return  # empty split: writes nothing, and the merge never reads it

@@ -15,9 +15,11 @@ writes the same partials as `mla_split_kernel` (so the merge is the same):
 - the default partition runs the attention as wgmma with K and V straight from those buffers,
   the online softmax in registers between them, and releases each buffer when its last wgmma
   has read it: for 64-row head blocks two warpgroups that split the columns of S = Q K^T and
-  of O += P V (`attend_key_blocks`, here); with the keys as wgmma's rows, S^T = K Q^T and
-  O^T += V^T P^T on one warpgroup per 16-32 query rows (`kernels/mla_keys_as_rows.py`: always
-  below 64 rows, where a 64-row tile would be mostly padding).
+  of O += P V (`attend_key_blocks`, here), or (ALTERNATE_BLOCKS) two partitions of one
+  warpgroup taking turns on the key blocks (`kernels/mla_alternate_blocks.py`); with the keys
+  as wgmma's rows, S^T = K Q^T and O^T += V^T P^T on one warpgroup per 16-32 query rows
+  (`kernels/mla_keys_as_rows.py`: always below 64 rows, where a 64-row tile would be mostly
+  padding).
 Why it is faster than the Triton tile: there the same warps issue the loads, wait for them and
 do the math, so each block's copy latency and softmax sit between its matrix multiplies.
 
@@ -321,7 +323,6 @@ def mla_warp_specialized_kernel(
     q_rope_desc,  # and [BLOCK_Q, 64] (without QUERY_TMA: lat_desc, rope_desc, for layouts)
     page_table_ptr,
     seq_lens_ptr,
-    key_starts_ptr,  # [batch] int32 first key of each request, used when HAS_KEY_START
     partial_o_ptr,
     partial_lse_ptr,
     scale_log2,  # softmax scale * log2(e): scores in base 2, as in mla_split_kernel
@@ -340,7 +341,6 @@ def mla_warp_specialized_kernel(
     BLOCK_N: gl.constexpr,
     NUM_STAGES: gl.constexpr,
     SPLIT_MAJOR: gl.constexpr,
-    HAS_KEY_START: gl.constexpr,
     QUERY_TMA: gl.constexpr,
     RELEASE_MERGE: gl.constexpr = False,
     EARLY_START: gl.constexpr = False,  # launched as a dependent of the kernel ahead
@@ -352,9 +352,8 @@ def mla_warp_specialized_kernel(
 ):
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
-    from the request's first key), the keys of a key_starts request before it masked rather
-    than skipped by a partial copy. EARLY_START (the plan's `early_start`): nothing but
-    seq_lens, key_starts, the page table and old keys is read, and nothing written, before
+    from the request's first key). EARLY_START (the plan's `early_start`): nothing but
+    seq_lens, the page table and old keys is read, and nothing written, before
     the wait for the kernel ahead (the producer's, `load_split`; the consumers write only
     after the queries it brings after that wait)."""
     ROWS: gl.constexpr = QLEN * NUM_HEADS
@@ -369,11 +368,8 @@ def mla_warp_specialized_kernel(
     split, request = split_and_request(pid // HEAD_BLOCKS, num_splits, batch, SPLIT_MAJOR)
 
     seq_len = clamped_seq_len(seq_lens_ptr, request, max_pages * PAGE_SIZE)
-    first = 0
-    if HAS_KEY_START:
-        first = clamped_seq_len(key_starts_ptr, request, seq_len)
-    per_split = keys_per_split(seq_len - first, num_splits, BLOCK_N)
-    lo_key = first + split * per_split
+    per_split = keys_per_split(seq_len, num_splits, BLOCK_N)
+    lo_key = split * per_split
     hi_key = gl.minimum(lo_key + per_split, seq_len)
     first_key = (lo_key // BLOCK_N) * BLOCK_N  # blocks start on block (and page) bounds
     num_blocks = gl.where(lo_key < hi_key, gl.cdiv(hi_key - first_key, BLOCK_N), 0)
