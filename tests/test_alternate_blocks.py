@@ -13,6 +13,7 @@ from test_warp_specialized import (
 )
 
 import splitkv
+from splitkv import warp_specialized as ws
 from splitkv.device import DeviceSpec
 from splitkv.testing import capture_cuda_graph, check_against_reference, random_mla_case
 
@@ -51,6 +52,18 @@ def test_asking_for_it_where_it_cannot_run_names_the_reason():
         planned(128, warp_specialized=False, alternate_blocks=True)
     with pytest.raises(TypeError, match="alternate_blocks: expected a bool"):
         planned(128, alternate_blocks=1)
+
+
+def test_the_program_loop_refuses_copies_taller_than_its_blocks():
+    # The launcher's callers (and tools/program_times.py) build the pool's descriptors; 64-row
+    # boxes into the 32-key ring would write past each buffer.
+    plan = planned(128, schedule="balanced")
+    assert plan.alternate_blocks and plan.block_n == 32
+    kv = torch.empty(4, 64, 576, dtype=torch.bfloat16)
+    q = torch.empty(8, 1, 128, 576, dtype=torch.bfloat16)
+    tall = ws.kv_row_descriptors(kv, 64)
+    with pytest.raises(ValueError, match="descriptors: boxes of 64 rows for the plan's 32-key"):
+        ws.launch_program_loop(plan, q, tall, 64, None, None, 1.0)
 
 
 def alternate_plan(case, heads, qlen, page_size, dtype=torch.bfloat16, **knobs):

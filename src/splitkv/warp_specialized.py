@@ -232,6 +232,14 @@ def launch_program_loop(
     plan's `whole_pieces`; without out every piece writes a partial."""
     from splitkv.kernels.mla_warp_specialized_loop import mla_warp_specialized_loop_kernel
 
+    # The copies' boxes must fit the ring's blocks (kv_row_descriptors(kv, page_size,
+    # plan.block_n)): a taller box would write past its buffer.
+    if descriptors[0].block_shape[0] > plan.block_n:
+        raise ValueError(
+            f"descriptors: boxes of {descriptors[0].block_shape[0]} rows for the plan's "
+            f"{plan.block_n}-key blocks; build them with kv_row_descriptors(kv, page_size, "
+            "plan.block_n)"
+        )
     batch = q.shape[0]
     query_descriptors = query_row_descriptors(q, plan.block_h)
     # Without whole pieces the kernel never touches out / lse: stand-ins and zero strides, so
