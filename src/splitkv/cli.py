@@ -202,8 +202,8 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         ),
         (
             "--alternate-blocks",
-            "uniform MLA, Gluon 64-row tile: its two consumer warpgroups take turns on the key "
-            "blocks (default: off)",
+            "MLA, Gluon 64-row tile: its two consumer warpgroups take turns on the key blocks "
+            "(default: on from two head blocks a request)",
         ),
     ):
         parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)

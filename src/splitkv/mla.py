@@ -281,11 +281,11 @@ def merge_workspace(
 
     window_left >= 0: stage 1 split only the keys that window can see (GQA). sinks: one
     natural-log logit per head added to each row's softmax denominator (GQA). whole_pieces
-    (balanced): stage 1
-    wrote the rows of every request one piece held (the Gluon program loop with the plan's
-    `whole_pieces`); their programs return before reading any partial. program_times: an
-    int64 tensor of [programs, 3] that gets each program's start, end of its wait for stage 1
-    and end on the GPU's global timer (tools/kernel_timeline.py; NVIDIA only).
+    (balanced): stage 1 wrote the rows of every request one piece held (the Gluon program loop
+    with the plan's `whole_pieces`); their programs return before reading any partial.
+    program_times: an int64 tensor of [programs, 3] that gets each program's start, end of its
+    wait for stage 1 and end on the GPU's global timer (tools/kernel_timeline.py; NVIDIA
+    only).
 
     Both launchers' second half; the benchmarks also call it alone to time the merge (the
     workspace must then hold a stage-1 result for these seq_lens).

@@ -98,10 +98,10 @@ def alternate_blocks_for(requested: bool | None, warp_specialized: bool, keys_as
     of splitting every block's scores; on either schedule (the balanced one's program loop).
     Default: where that tile runs two or more head blocks a request (`ws.ALTERNATE_BLOCKS`), so
     each key block is read once from memory for several tiles' worth of matrix work. H200
-    (docs/perf.md v0.2.19-b): 128 heads -6 to -10% on uniform splits and -1% on the program
-    loop, 16 heads x qlen 8 -7%, the shared-prefix cascade -3 to -5%; but one head block
-    (12 heads x qlen 4, closer to the read ceiling) +2 to +5% on the loop: its 32-key blocks
-    take twice the copies and barriers a key."""
+    (docs/perf.md v0.2.19 and v0.2.19b): 128 heads -6 to -10% on uniform splits and -1 to -5%
+    on the program loop, 16 heads x qlen 8 -7%, the shared-prefix cascade -3 to -5%; but one
+    head block (12 heads x qlen 4, closer to the read ceiling) +2 to +5% on the loop: its
+    32-key blocks take twice the copies and barriers a key."""
     tile = warp_specialized and not keys_as_rows and block_h >= ws.BLOCK_H
     if requested is None:
         return ws.ALTERNATE_BLOCKS and tile and num_head_blocks >= 2

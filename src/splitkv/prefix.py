@@ -64,7 +64,7 @@ class SharedPrefixPlan:
             )
         return self.rows[qlen, heads]
 
-    def plans_for(self, q: torch.Tensor, heads: int, columns: int, rows: PrefixRows | None
+    def plans_for(self, q: torch.Tensor, columns: int, rows: PrefixRows | None
                   ) -> tuple[DecodePlan, DecodePlan | None]:  # fmt: skip
         """The suffix and prefix passes' decode plans for calls of q's shape and dtype with
         page tables of `columns` pages, planned on the first such call and kept with their
@@ -72,7 +72,7 @@ class SharedPrefixPlan:
         costs the host ~130 us a pass, about as long as the GPU takes for the whole cascade.
         Plans made under a CUDA-graph capture are used but not kept: their workspaces live in
         the graph's memory pool."""
-        batch, qlen = q.shape[0], q.shape[1]
+        batch, qlen, heads = q.shape[:3]
         key = (qlen, heads, q.dtype, q.device, columns)
         if key in self.passes:
             return self.passes[key]
@@ -194,7 +194,7 @@ def mla_decode_shared_prefix(
     # rule compares keys with the length only, so it holds shifted, and so any plan serves
     # it: the planner's own choice (the balanced program loop on long batches) sees the
     # suffixes' lengths.
-    suffix_plan, prefix_plan = prefix.plans_for(q, heads, page_table.shape[1], rows)
+    suffix_plan, prefix_plan = prefix.plans_for(q, page_table.shape[1], rows)
     suffix_table, suffix_lens, takes_part = _suffix_rows(page_table, seq_lens, prefix, qlen)
     suffix_out, suffix_lse = mla_decode(q, call.kv_cache, suffix_table, suffix_lens,
                                         scale=call.scale, plan=suffix_plan)  # fmt: skip

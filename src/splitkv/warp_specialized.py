@@ -20,9 +20,9 @@ CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` co
 # The 64-row tile's default consumers where it runs two or more head blocks a request: two
 # warpgroups taking turns on the key blocks (`alternate_blocks`, kernels/mla_alternate_blocks.py,
 # plan_rules.alternate_blocks_for; H200: -6 to -10% at 128 heads and at 16 heads x qlen 8
-# against two splitting every block, docs/perf.md v0.2.19). They keep two
-# blocks in work, one a warpgroup, so their ring holds 4 blocks of 32 keys (the same 144 KB
-# as 2 of 64): two stages free for the copies while two are read.
+# against two splitting every block, docs/perf.md v0.2.19). They keep two blocks in work, one
+# a warpgroup, so their ring holds 4 blocks of 32 keys (the same 144 KB as 2 of 64): two
+# stages free for the copies while two are read.
 ALTERNATE_BLOCKS = True
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
@@ -139,25 +139,32 @@ def row_descriptors(tensor: torch.Tensor, shape: list, strides: list, rows: int)
 
 def tile_constants(plan, q, page_size, query_descriptors) -> dict:
     """The compile-time arguments both Gluon kernels (uniform and program loop) take alike:
-    the rows, the tile, the consumer, the query copies, the merge's early launch, stage 1's
-    own (`early_start`: launched as a dependent of the kernel ahead), the warps."""
+    the rows, the tile and its ring (the plan's key blocks: 32 keys in ALTERNATE_STAGES for
+    `alternate_blocks`, whose pool descriptors then have boxes of as many rows at most), the
+    consumer, the query copies, the merge's early launch, stage 1's own (`early_start`:
+    launched as a dependent of the kernel ahead), the warps. The alternating consumers are two
+    partitions of one warpgroup each, so the kernel's own warps are one warpgroup; the program
+    loop's need the queries by bulk copies (they take turns on the buffer): without, it runs
+    the column-splitting consumers on the same ring."""
     early = (
         {"EARLY_START": True, "EARLY_BLOCKS": EARLY_BLOCKS, "launch_pdl": True}
         if plan.early_start
         else {}
     )
+    turns = plan.alternate_blocks and (plan.schedule != "balanced" or query_descriptors is not None)
     return {
         **early,
+        **({"ALTERNATE_BLOCKS": True} if turns else {}),
         "NUM_HEADS": q.shape[2],
         "QLEN": q.shape[1],
         "BLOCK_Q": plan.block_h,
         "KEYS_AS_ROWS": plan.keys_as_rows,
         "PAGE_SIZE": page_size,
-        "BLOCK_N": BLOCK_N,
-        "NUM_STAGES": NUM_STAGES,
+        "BLOCK_N": plan.block_n,
+        "NUM_STAGES": ALTERNATE_STAGES if plan.alternate_blocks else NUM_STAGES,
         "QUERY_TMA": query_descriptors is not None,
         "RELEASE_MERGE": plan.dependent_launch,
-        "num_warps": CONSUMER_WARPS * plan.consumer_groups,
+        "num_warps": CONSUMER_WARPS * (1 if turns else plan.consumer_groups),
     }
 
 
@@ -199,26 +206,9 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, scale_log2, o
         page_table.stride(0),
         SPLIT_MAJOR=plan.grid_order == "split_major",
         **merge_stream_args(plan),
-        **{
-            **tile_constants(plan, q, page_size, query_descriptors),
-            **alternate_block_args(plan, query_descriptors),
-        },
+        **tile_constants(plan, q, page_size, query_descriptors),
     )
     return True
-
-
-def alternate_block_args(plan, query_descriptors) -> dict:
-    """Either kernel's arguments for the plan's `alternate_blocks`: the two consumer
-    warpgroups as partitions of their own, so the kernel's own warps are one warpgroup, and
-    its ring of 32-key blocks (the pool's descriptors' boxes are as many rows at most). The
-    program loop's consumers need the queries by bulk copies (they take turns on the
-    buffer); without, it runs the default consumers on the same ring."""
-    if not plan.alternate_blocks:
-        return {}
-    ring = {"BLOCK_N": plan.block_n, "NUM_STAGES": ALTERNATE_STAGES}
-    if plan.schedule == "balanced" and query_descriptors is None:
-        return ring
-    return {**ring, "ALTERNATE_BLOCKS": True, "num_warps": CONSUMER_WARPS}
 
 
 def launch_program_loop(
@@ -273,8 +263,5 @@ def launch_program_loop(
         PIECE_COST=plan.piece_cost,
         program_times_ptr=program_times,
         TIME_PROGRAMS=program_times is not None,
-        **{
-            **tile_constants(plan, q, page_size, query_descriptors),
-            **alternate_block_args(plan, query_descriptors),
-        },
+        **tile_constants(plan, q, page_size, query_descriptors),
     )
