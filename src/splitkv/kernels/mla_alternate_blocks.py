@@ -176,14 +176,15 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
     if RELEASE_QUERIES:  # this warpgroup's scores are done: the next piece's queries may come
         mbarrier.arrive(queries_free, count=1)
     last = num_blocks - 1
-    if (last >= 0) & (last % 2 == OTHER):  # the other's last block, after this one's last
-        last_stage = (ring_start + last) % NUM_STAGES
+    last_stage = (ring_start + last) % NUM_STAGES
+    trailing = (last >= 0) & (last % 2 == OTHER)  # the other's last block, after this one's last
+    if trailing:
         last_turn = other_turns + (last - OTHER) // 2
         o, m_i, l_i = add_other_block(o, m_i, l_i, v_mine.index(last_stage), turns, last_turn,
                                       OTHER, s_rows, 0)  # fmt: skip
-        o = warpgroup_mma_init(warpgroup_mma_wait(num_outstanding=0, deps=(o,)))
-        mbarrier.arrive(empty.index(last_stage), count=1)
     o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
+    if trailing:
+        mbarrier.arrive(empty.index(last_stage), count=1)
 
     # This half of the partial: rows that saw no key get out 0 and lse -inf (the merge weighs
     # them 0).

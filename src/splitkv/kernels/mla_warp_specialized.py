@@ -368,24 +368,26 @@ def mla_warp_specialized_kernel(
     split, request = split_and_request(pid // HEAD_BLOCKS, num_splits, batch, SPLIT_MAJOR)
 
     seq_len = clamped_seq_len(seq_lens_ptr, request, max_pages * PAGE_SIZE)
-    per_split = keys_per_split(seq_len, num_splits, BLOCK_N)
-    lo_key = split * per_split
+    per_split = keys_per_split(seq_len, num_splits, BLOCK_N)  # whole blocks
+    lo_key = split * per_split  # so blocks start on block (and page) bounds
     hi_key = gl.minimum(lo_key + per_split, seq_len)
-    first_key = (lo_key // BLOCK_N) * BLOCK_N  # blocks start on block (and page) bounds
-    num_blocks = gl.where(lo_key < hi_key, gl.cdiv(hi_key - first_key, BLOCK_N), 0)
+    num_blocks = gl.where(lo_key < hi_key, gl.cdiv(hi_key - lo_key, BLOCK_N), 0)
 
     queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
                                      q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N, NUM_STAGES,
                                      2 if ALTERNATE_BLOCKS else 1)  # fmt: skip
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
+    if ALTERNATE_BLOCKS:
+        gl.static_assert(BLOCK_Q == BLOCK_M and not KEYS_AS_ROWS, "alternate blocks: 64 rows")
+        turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N)
     if not QUERY_TMA:  # else the producer brings them
         if EARLY_START:
             wait_for_kernel_ahead()  # it may be writing q
         store_query_rows(q_lo, q_hi, q_pe, q_ptr, request, head_block, stride_q_batch,
                          stride_q_pos, stride_q_head, ROWS, NUM_HEADS)  # fmt: skip
     # The query rows every warp wrote and the initialised barriers, visible to the wgmma and
-    # the bulk copies (the async proxy) before either partition starts.
+    # the bulk copies (the async proxy) before any partition starts.
     fence_async_shared()
     gl.thread_barrier()
     slot_base = request.to(gl.int64) * ROWS + head_block * BLOCK_Q
@@ -393,26 +395,22 @@ def mla_warp_specialized_kernel(
     # Constexprs inline: bound to a tuple first they would reach the partitions as tensors.
     # fmt: off
     if ALTERNATE_BLOCKS:
-        gl.static_assert(BLOCK_Q == BLOCK_M and not KEYS_AS_ROWS, "alternate blocks: 64 rows")
-        turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N)
-        fence_async_shared()
-        gl.thread_barrier()
         gl.warp_specialize(
             [
                 (attend_alternate_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty,
-                                           turns, 0, num_blocks, first_key, lo_key, hi_key,
+                                           turns, 0, num_blocks, lo_key, lo_key, hi_key,
                                            seq_len, seq_len - QLEN, head_block, slot_base, split,
                                            num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
                                            scale_log2, queries_in, queries_free, 0, NUM_HEADS,
                                            BLOCK_N, NUM_STAGES, QUERY_TMA, False, 1)),
                 (attend_alternate_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty,
-                                           turns, 0, num_blocks, first_key, lo_key, hi_key,
+                                           turns, 0, num_blocks, lo_key, lo_key, hi_key,
                                            seq_len, seq_len - QLEN, head_block, slot_base, split,
                                            num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
                                            scale_log2, queries_in, queries_free, 0, NUM_HEADS,
                                            BLOCK_N, NUM_STAGES, QUERY_TMA, False, 0)),
                 (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
-                              table_row, max_pages, first_key, num_blocks,
+                              table_row, max_pages, lo_key, num_blocks,
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
                               NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
             ],
@@ -423,13 +421,13 @@ def mla_warp_specialized_kernel(
         gl.warp_specialize(
             [
                 (attend_any_rows, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, 0,
-                                     num_blocks, first_key, lo_key, hi_key, seq_len, seq_len - QLEN,
+                                     num_blocks, lo_key, lo_key, hi_key, seq_len, seq_len - QLEN,
                                      head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
                                      partial_lse_ptr, scale_log2, queries_in, queries_free,
                                      NUM_HEADS, BLOCK_N, NUM_STAGES, QUERY_TMA, False,
                                      KEYS_AS_ROWS)),
                 (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
-                              table_row, max_pages, first_key, num_blocks,
+                              table_row, max_pages, lo_key, num_blocks,
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
                               NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
             ],
