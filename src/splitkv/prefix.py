@@ -69,7 +69,8 @@ class SharedPrefixPlan:
         """The suffix and prefix passes' decode plans for calls of q's shape and dtype with
         page tables of `columns` pages, planned on the first such call and kept with their
         workspaces (so, like a DecodePlan, one plan serves one stream at a time). Planning
-        costs the host ~130 us a pass, about as long as the GPU takes for the whole cascade.
+        costs the host 75-155 us a pass (docs/perf.md v0.2.19c), the order of the GPU's
+        whole cascade.
         Plans made under a CUDA-graph capture are used but not kept: their workspaces live in
         the graph's memory pool."""
         batch, qlen, heads = q.shape[:3]
