@@ -138,15 +138,20 @@ def main() -> None:
                 bad = wide.seq_lens.clone()
                 bad[0], bad[1] = 1 << 30, -4
                 splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=loop)
-        # The 64-row tile's alternating consumers (uniform kernel), corrupt lengths too.
-        for heads, qlen, page_size in ((128, 1, 8), (12, 4, 64)):
+        # The uniform kernel's consumers (the 64-row tile's alternating and column-splitting
+        # pairs, keys as rows), on one split (each program writes its request's output, no
+        # merge) and on 16, corrupt lengths too.
+        for heads, qlen, page_size, knobs in ((128, 1, 8, {"alternate_blocks": True}),
+                                              (12, 4, 64, {"alternate_blocks": True}),
+                                              (128, 1, 8, {"alternate_blocks": False}),
+                                              (12, 1, 16, {"warp_specialized": True})):  # fmt: skip
             wide = random_mla_case([n and max(n, qlen) for n in lengths], heads, qlen=qlen,
                                    page_size=page_size, dtype=torch.bfloat16,
                                    device=dev)  # fmt: skip
             for splits in (1, 16):
                 turns = splitkv.plan_decode(len(lengths), 4160, heads, qlen=qlen,
                                             page_size=page_size, device=dev, num_splits=splits,
-                                            alternate_blocks=True)  # fmt: skip
+                                            **knobs)  # fmt: skip
                 out, lse = splitkv.mla_decode(*wide.args, plan=turns, validate=True)
                 check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))
                 bad = wide.seq_lens.clone()

@@ -9,7 +9,11 @@ import torch
 
 import splitkv
 from splitkv import DeviceSpec, num_partitions
-from splitkv.plan_rules import default_merge_d_split, one_wave_merge_slicing
+from splitkv.plan_rules import (
+    default_merge_d_split,
+    one_wave_merge_slicing,
+    wide_merge_slicing,
+)
 
 MI355X = DeviceSpec.preset("mi355x")
 H200 = DeviceSpec.preset("h200")
@@ -236,6 +240,24 @@ def test_one_wave_merges_take_narrow_slices():
     # Either knob given: the other follows its own rule, no halving.
     assert plan(1, 8192, 12, merge_num_warps=4).merge_d_split == 8
     assert plan(1, 8192, 12, merge_d_split=16).merge_num_warps == 4
+
+
+def test_uniform_merges_of_several_waves_take_wide_slices():
+    # Half the slices on twice the warps (up to 4) while rows x slices passes 32 programs an
+    # SM (H200: 4,224).
+    assert wide_merge_slicing(512, 8, 1, 6144, 132) == (1, 4)  # 128 heads x 48: 49,152
+    assert wide_merge_slicing(512, 8, 1, 2048, 132) == (2, 4)  # 128 heads x 16
+    assert wide_merge_slicing(512, 8, 1, 1024, 132) == (4, 2)  # 128 heads x 8: 8,192
+    assert wide_merge_slicing(512, 16, 2, 12, 132) == (16, 2)  # batch 1: one wave already
+    assert wide_merge_slicing(512, 1, 4, 10**6, 132) == (1, 4)  # nothing left to halve
+    plan = functools.partial(splitkv.plan_decode, page_size=64, dtype=torch.bfloat16,
+                             device="meta", device_spec=H200)  # fmt: skip
+    wide = plan(48, 8192, 128)
+    assert wide.schedule == "uniform" and (wide.merge_d_split, wide.merge_num_warps) == (1, 4)
+    # The balanced merge keeps its slices (wider lost there), as do forced knobs.
+    loop = plan(48, 8192, 128, schedule="balanced")
+    assert (loop.merge_d_split, loop.merge_num_warps) == (8, 1)
+    assert plan(48, 8192, 128, merge_d_split=8).merge_d_split == 8
 
 
 def test_explicit_knobs_and_frozen_plan():

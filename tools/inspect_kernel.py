@@ -99,7 +99,8 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
     builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
     program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many, with
-    whole_pieces its one-piece requests' rows written to out (and lse with write_lse); with
+    whole_pieces its one-piece requests' rows written to out (and lse with write_lse; the
+    uniform kernel: every request's, as on one split); with
     early_start launched as a dependent of the kernel ahead (its prologue before the wait);
     consumer_groups: the plan's (default: as the planner gives a block_q block);
     merge_streams: the uniform kernel raising the merge's split flags for that many merge
@@ -143,21 +144,26 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
         signature.update({"lat_desc": mangle_type(lat_desc), "rope_desc": mangle_type(rope_desc)})
         constants.update({"ALTERNATE_BLOCKS": True, "BLOCK_N": ws.ALTERNATE_BLOCK_N,
                           "NUM_STAGES": ws.ALTERNATE_STAGES})  # fmt: skip
+    # Both kernels' outputs (written with whole_pieces: the loop's one-piece requests, or
+    # every request of the uniform kernel on one split).
+    signature.update({"out_ptr": "*bf16", "lse_ptr": "*fp32"})
+    for name in ("stride_out_batch", "stride_out_pos", "stride_out_head",
+                 "stride_lse_batch", "stride_lse_pos", "stride_lse_head"):  # fmt: skip
+        signature[name] = "i32"
+    whole = {"WRITE_LSE": whole_pieces and write_lse}
     kernel = mla_warp_specialized_kernel
     if balanced_batch:
         for name in ("num_splits", "SPLIT_MAJOR"):
             signature.pop(name, None)
             constants.pop(name, None)
-        signature.update({"piece_ranges_ptr": "*i32", "num_programs": "i32", "out_ptr": "*bf16",
-                          "lse_ptr": "*fp32"})  # fmt: skip
-        for name in ("stride_out_batch", "stride_out_pos", "stride_out_head",
-                     "stride_lse_batch", "stride_lse_pos", "stride_lse_head"):  # fmt: skip
-            signature[name] = "i32"
-        constants.update({"WHOLE_PIECES": whole_pieces, "WRITE_LSE": whole_pieces and write_lse})
+        signature.update({"piece_ranges_ptr": "*i32", "num_programs": "i32"})
+        constants.update({"WHOLE_PIECES": whole_pieces, **whole})
         constants["BLOCK_B"] = max(1 << (balanced_batch - 1).bit_length(), ws.MIN_BLOCK_B)
         constants["PIECE_COST"] = ws.PIECE_COST
         kernel = mla_warp_specialized_loop_kernel
-        signature = {name: signature[name] for name in kernel.arg_names if name in signature}
+    else:
+        constants.update({"WHOLE_OUTPUT": whole_pieces, **whole})
+    signature = {name: signature[name] for name in kernel.arg_names if name in signature}
     signature.update({name: "constexpr" for name in constants})
     # As the launcher specialises them: 16-byte aligned pointers, strides multiples of 16.
     aligned = ("q_ptr", "page_table_ptr", "seq_lens_ptr", "partial_o_ptr",

@@ -224,7 +224,7 @@ def _launch(
                 num_stages=plan.split_num_stages,
                 **schedule_consts,
             )
-        if merge:
+        if merge and merge_follows(plan, launched):
             merge_workspace(
                 plan,
                 seq_lens,
@@ -233,6 +233,13 @@ def _launch(
                 max_seq_len=max_seq_len,
                 whole_pieces=launched and plan.whole_pieces,
             )
+
+
+def merge_follows(plan: DecodePlan, launched: bool = True) -> bool:
+    """Whether stage 2 runs after the plan's stage 1 (`launched`: on the Gluon kernel): not
+    where a one-split uniform plan's `whole_pieces` had every program write its request's
+    output itself."""
+    return not (launched and plan.whole_pieces and plan.schedule == "uniform")
 
 
 def merge_stream_args(plan: DecodePlan) -> dict:

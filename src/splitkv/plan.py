@@ -45,6 +45,7 @@ from splitkv.plan_rules import (
     tma_pays,
     warp_specialized_for,
     whole_pieces_for,
+    wide_merge_slicing,
 )
 from splitkv.schedule import pick_schedule
 
@@ -100,9 +101,9 @@ class DecodePlan:
     kernels scan; `program_loop` launches one program per schedule program instead of one per
     piece; `piece_cost` the units a request adds to a program loop's schedule beside its key
     blocks; `whole_pieces`: the Gluon loop writes a request one piece holds straight to the
-    output); "uniform" splits every request into `num_splits`. `warp_specialized` (MLA, 16- to
-    64-row tiles on Hopper, uniform or program loop) runs stage 1 on the Gluon kernels instead
-    of the Triton ones.
+    output, as the Gluon uniform kernel does on one split, with no merge); "uniform" splits
+    every request into `num_splits`. `warp_specialized` (MLA, 16- to 64-row tiles on Hopper,
+    uniform or program loop) runs stage 1 on the Gluon kernels instead of the Triton ones.
     Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row;
     `dependent_launch` starts it as a programmatic dependent of stage 1; `early_start` starts
     the Gluon stage 1 as one of the kernel ahead of it. `partial_dtype`: the
@@ -269,13 +270,14 @@ def plan_decode(
             either program loop (H200: Gluon, 12 heads x qlen 4 one-long 183.5 -> 174.2 us,
             128 heads ragged 304.4 -> 285.1, docs/perf.md v0.2.8e; Triton, 12 heads x qlen 2
             ragged 202.7 -> 183.5, one-long 218.9 -> 196.1, v0.2.8f); 0 without a loop.
-        whole_pieces: the Gluon keys-as-rows program loop: a piece that holds all of its
-            request's keys (a short request inside one program's share) writes the request's
-            output and lse itself, and the merge's programs for its rows return before
-            reading any partial (the merge on one-long batches is bound by such rows: H200
-            ncu, docs/perf.md session 12). Default: on for qlen 1
-            (`plan_rules.whole_pieces_for`: H200 one-long -0.7%, ragged -0.9%; at qlen 2 the
-            ragged batch lost 0.5%).
+        whole_pieces: the Gluon program loop: a piece that holds all of its request's keys
+            (a short request inside one program's share) writes the request's output and lse
+            itself, and the merge's programs for its rows return before reading any partial
+            (the merge on one-long batches is bound by such rows: H200 ncu, docs/perf.md
+            session 12); the Gluon uniform kernel on one split (without merge_streams):
+            every program writes its rows' output, and no merge runs. Default: on for one
+            split, and on the keys-as-rows loop for qlen 1 (`plan_rules.whole_pieces_for`:
+            H200 one-long -0.7%, ragged -0.9%; at qlen 2 the ragged batch lost 0.5%).
         warp_specialized: MLA, uniform schedule or the balanced one's program loop, head
             blocks of 16, 32 or 64 rows, bfloat16 or float16, page_size >= 8, Hopper (sm_90):
             run stage 1 on the Gluon kernel whose copies and matrix multiplies run on
@@ -532,13 +534,6 @@ def plan_decode(
     # The alternating consumers' blocks are 32 keys: the merge and the schedule count those.
     block_n_ws = ws.ALTERNATE_BLOCK_N if alternate_blocks else ws.BLOCK_N
     piece_cost = piece_cost_for(piece_cost, program_loop, block_n_ws)
-    whole_pieces = whole_pieces_for(
-        whole_pieces,
-        program_loop=program_loop,
-        warp_specialized=warp_specialized,
-        keys_as_rows=keys_as_rows,
-        qlen=qlen,
-    )
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = block_n_ws, ws.num_warps_for(block_h), ws.NUM_STAGES
@@ -645,6 +640,10 @@ def plan_decode(
         merge_d_split, merge_num_warps = one_wave_merge_slicing(
             head_dim_v, merge_d_split, merge_num_warps, batch_size * rows, spec.compute_units
         )
+        if not balanced:
+            merge_d_split, merge_num_warps = wide_merge_slicing(
+                head_dim_v, merge_d_split, merge_num_warps, batch_size * rows, spec.compute_units
+            )
     check_int("merge_num_warps", merge_num_warps, 1, 8)
     check_pow2("merge_num_warps", merge_num_warps)
     if head_dim_v % merge_d_split:
@@ -655,6 +654,14 @@ def plan_decode(
     merge_streams = merge_streams_for(merge_streams, kind=kind, balanced=balanced,
                                       merge_block_s=merge_block_s, num_splits=num_splits,
                                       merge_d_split=merge_d_split)  # fmt: skip
+    whole_pieces = whole_pieces_for(
+        whole_pieces,
+        program_loop=program_loop,
+        warp_specialized=warp_specialized,
+        keys_as_rows=keys_as_rows,
+        qlen=qlen,
+        one_split=not balanced and num_splits == 1 and not merge_streams,
+    )
     flags = None
     if merge_streams:
         flags = torch.zeros((batch_size, rows, merge_d_split, num_splits), dtype=torch.int32,

@@ -26,6 +26,9 @@ EARLY_START_MAX_ROWS = 256  # query rows of a batch up to which early_start is t
 MERGE_WARP_ELEMENTS = 1024  # merge tile elements per warp (32 per thread), up to 4 warps
 MERGE_WARPS_PER_SM = 12  # merge warps an SM holds at once (168 registers a thread: H200)
 NARROW_MERGE_COLUMNS = 32  # the narrowest slice the one-wave rule halves slices down to
+# Programs an SM holds at once: the hardware's 32 blocks, which binds the uniform merge's
+# one-warp programs (32-52 registers a thread, tools/inspect_merge.py --uniform).
+MERGE_PROGRAMS_PER_SM = 32
 GridOrder = Literal["split_major", "batch_major"]
 
 
@@ -154,21 +157,26 @@ def gated_knob(name: str, requested: bool | None, *, runs: bool, default: bool, 
 
 def whole_pieces_for(
     requested: bool | None, *, program_loop: bool, warp_specialized: bool, keys_as_rows: bool,
-    qlen: int,
+    qlen: int, one_split: bool,
 ) -> bool:  # fmt: skip
-    """The plan's `whole_pieces`: as requested (the Gluon keys-as-rows program loop only: its
-    consumers write the rows), else on that loop for up to `warp_specialized.WHOLE_PIECES_MAX_QLEN`
-    query positions. H200, 12 heads, two sessions (docs/perf.md v0.2.11, v0.2.13): qlen 1
-    ragged 114.2 / 114.1 -> 113.8 / 113.1 us, one long request beside 47 short 123.8 / 125.8
-    -> 122.7 / 124.9; qlen 2 one-long 132.5 / 134.7 -> 131.9 / 134.0 but ragged 117.5 / 118.0
-    -> 118.3 / 118.6."""
+    """The plan's `whole_pieces`: stage 1 writes the output of a request one program holds
+    whole. As requested on the Gluon kernels (the program loop: a piece holding its request's
+    every key; `one_split`, a uniform plan of one split without merge_streams: every program,
+    and no merge runs), else on (1) for one split: the merge's whole cost goes, 16,384
+    one-warp programs at 128 heads x 128 requests (H200: 81 us alone, 7.6% of 8k x 128, the
+    sweep `h200_sweep128_v0.2.19d`); (2) on the keys-as-rows program loop for up to
+    `warp_specialized.WHOLE_PIECES_MAX_QLEN` query positions. H200, 12 heads, two sessions
+    (docs/perf.md v0.2.11, v0.2.13): qlen 1 ragged 114.2 / 114.1 -> 113.8 / 113.1 us, one long
+    request beside 47 short 123.8 / 125.8 -> 122.7 / 124.9; qlen 2 one-long 132.5 / 134.7 ->
+    131.9 / 134.0 but ragged 117.5 / 118.0 -> 118.3 / 118.6. The 64-row program loop's
+    consumers write whole pieces too, opt-in (unmeasured)."""
     return gated_knob(
         "whole_pieces",
         requested,
-        runs=program_loop and warp_specialized and keys_as_rows,
-        default=qlen <= ws.WHOLE_PIECES_MAX_QLEN,
-        needs="the warp-specialized keys-as-rows program loop (program_loop, warp_specialized "
-        "and keys_as_rows)",
+        runs=warp_specialized and (program_loop or one_split),
+        default=one_split or (keys_as_rows and qlen <= ws.WHOLE_PIECES_MAX_QLEN),
+        needs="the warp-specialized kernels (warp_specialized) on the program loop "
+        "(program_loop) or on one uniform split without merge_streams",
     )
 
 
@@ -380,6 +388,26 @@ def one_wave_merge_slicing(
         and merge_rows * narrow_split * narrow_warps <= MERGE_WARPS_PER_SM * compute_units
     )
     return (narrow_split, narrow_warps) if fits else (d_split, num_warps)
+
+
+def wide_merge_slicing(
+    head_dim_v: int, d_split: int, num_warps: int, merge_rows: int, compute_units: int
+) -> tuple[int, int]:
+    """(merge_d_split, merge_num_warps) of a uniform plan's merge: half the slices, each on
+    twice the warps (up to 4, so each warp keeps its share of the tile), while the grid takes
+    more than one wave of `MERGE_PROGRAMS_PER_SM` programs an SM. The uniform merge's programs
+    are small (32-52 registers), so the SM's block limit, not its registers, sets how many run
+    at once; past a wave each pays its launch and dependent loads in turn. H200, against 8
+    slices of 1 warp, two rounds alternating (docs/perf.md v0.2.20b): 128 heads 8k x 48 (1 x
+    4 here) 272.8 / 272.8 -> 261.4 / 264.7 us, the merge alone 31.9 -> 15.5; 8k x 16 (2 x 4)
+    and 8k x 8 (4 x 2) level (87.4 / 88.2 -> 87.1 / 88.8, 50.8 / 50.7 -> 50.6 / 50.2); 16
+    heads 8k x 48 112.3 / 112.6 -> 111.7 / 111.5, 12 heads 8k x 48 and 16 x qlen 8 68k x 8
+    level. The balanced merge's programs hold 12 an SM by their registers, and wider ones
+    lost there (docs/perf.md session 15)."""
+    one_wave = MERGE_PROGRAMS_PER_SM * compute_units
+    while d_split > 1 and merge_rows * d_split > one_wave and head_dim_v % (d_split // 2) == 0:
+        d_split, num_warps = d_split // 2, min(4, 2 * num_warps)
+    return d_split, num_warps
 
 
 def default_merge_num_warps(partials: int, block_d: int) -> int:

@@ -173,7 +173,8 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, scale_log2, o
     """Stage 1 of `mla_decode` on the warp-specialized kernel, its partials in the plan's
     workspace as `mla_split_kernel` (or, balanced, `mla_balanced_kernel`) leaves them; with
     the plan's `whole_pieces`, the program loop writes a one-piece request's rows of out / lse
-    (lse may be None) itself. Returns whether it launched: False when the pool cannot be
+    (lse may be None) itself, and a one-split uniform plan every request's (no merge follows:
+    `mla.merge_follows`). Returns whether it launched: False when the pool cannot be
     described for bulk copies."""
     from splitkv.kernels.mla_warp_specialized import mla_warp_specialized_kernel
     from splitkv.mla import merge_stream_args  # splitkv.mla imports this module
@@ -188,6 +189,7 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, scale_log2, o
     batch = q.shape[0]
     query_descriptors = query_row_descriptors(q, plan.block_h)
     grid = plan.num_splits * batch * plan.num_head_blocks
+    whole, write_lse = writes_output(plan, out, lse)
     mla_warp_specialized_kernel[(grid,)](
         q,
         *descriptors,
@@ -204,11 +206,36 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, scale_log2, o
         q.stride(1),
         q.stride(2),
         page_table.stride(0),
+        *output_arguments(plan, out, lse),
         SPLIT_MAJOR=plan.grid_order == "split_major",
+        WHOLE_OUTPUT=whole,
+        WRITE_LSE=write_lse,
         **merge_stream_args(plan),
         **tile_constants(plan, q, page_size, query_descriptors),
     )
     return True
+
+
+def writes_output(plan, out, lse) -> tuple[bool, bool]:
+    """(whether stage 1 writes out itself, whether it writes lse too): the plan's
+    `whole_pieces` (the program loop's one-piece requests, or every request of a one-split
+    uniform plan), given an out to write."""
+    whole = plan.whole_pieces and out is not None
+    return whole, whole and lse is not None
+
+
+def output_arguments(plan, out, lse) -> tuple:
+    """Both Gluon kernels' out and lse pointers, then their three strides each, as
+    `writes_output` says. A kernel that writes
+    neither gets stand-ins and zero strides, so the outputs' layout does not multiply its
+    compiled variants."""
+    whole, write_lse = writes_output(plan, out, lse)
+    return (
+        out if whole else plan.workspace.partial_o,
+        lse if write_lse else plan.workspace.partial_lse,
+        *(out.stride()[:3] if whole else (0, 0, 0)),
+        *(lse.stride() if write_lse else (0, 0, 0)),
+    )
 
 
 def launch_program_loop(
@@ -232,10 +259,8 @@ def launch_program_loop(
         )
     batch = q.shape[0]
     query_descriptors = query_row_descriptors(q, plan.block_h)
-    # Without whole pieces the kernel never touches out / lse: stand-ins and zero strides, so
-    # the outputs' layout does not multiply its compiled variants.
-    whole = plan.whole_pieces and out is not None
-    write_lse = whole and lse is not None
+    whole, write_lse = writes_output(plan, out, lse)
+    outputs = output_arguments(plan, out, lse)
     mla_warp_specialized_loop_kernel[(plan.num_programs * plan.num_head_blocks,)](
         q,
         *descriptors,
@@ -245,8 +270,7 @@ def launch_program_loop(
         plan.workspace.partial_o,
         plan.workspace.partial_lse,
         plan.workspace.piece_ranges,
-        out if whole else plan.workspace.partial_o,
-        lse if write_lse else plan.workspace.partial_lse,
+        *outputs[:2],
         scale_log2,
         batch,
         page_table.shape[1],
@@ -255,8 +279,7 @@ def launch_program_loop(
         q.stride(1),
         q.stride(2),
         page_table.stride(0),
-        *(out.stride()[:3] if whole else (0, 0, 0)),
-        *(lse.stride() if write_lse else (0, 0, 0)),
+        *outputs[2:],
         BLOCK_B=max(plan.block_b, MIN_BLOCK_B),
         WHOLE_PIECES=whole,
         WRITE_LSE=write_lse,

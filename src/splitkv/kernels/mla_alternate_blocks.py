@@ -34,10 +34,10 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from splitkv.kernels.gluon_row_store import store_row_half
 from splitkv.kernels.gluon_softmax import block_probabilities, row_key_bounds
 from splitkv.kernels.shared_rows import wait_for_key_block
 
-LATENT = gl.constexpr(512)
 HALF = gl.constexpr(256)
 BLOCK_M = gl.constexpr(64)  # query rows: one warpgroup's wgmma M
 
@@ -100,14 +100,16 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
                             partial_lse_ptr, scale_log2, queries_in, queries_free, other_turns,
                             NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
                             NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
-                            RELEASE_QUERIES: gl.constexpr, W: gl.constexpr):  # fmt: skip
+                            RELEASE_QUERIES: gl.constexpr, W: gl.constexpr, final=None,
+                            whole=False):  # fmt: skip
     """Warpgroup W (0 or 1) of the pair, on the ring's next num_blocks blocks (from
     ring_start; `attend_key_blocks`' contract otherwise): the blocks W, W + 2, ... scored here,
     every block's P V on O's columns [W * 256, W * 256 + 256) (k_lo's or k_hi's), then that
     half of the partial (and, for W = 0, the lse). The ring's `empty` barriers and
     `queries_free` count both warpgroups (one arrival each). other_turns: the blocks the other
     warpgroup published before these (earlier pieces of a program loop), for its barrier's
-    phase."""
+    phase. final, whole: where `whole`, the half goes to the request's output (and, for W = 0,
+    the lse) at `final` instead (`gluon_row_store.store_row_half`)."""
     gl.static_assert(gl.num_warps() == 4, "one warpgroup a partition")
     OTHER: gl.constexpr = 1 - W
     p_buffer, row_max, row_sum, p_ready, _ = turns
@@ -186,16 +188,13 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
     if trailing:
         mbarrier.arrive(empty.index(last_stage), count=1)
 
-    # This half of the partial: rows that saw no key get out 0 and lse -inf (the merge weighs
-    # them 0).
-    row_ok = (head_block * BLOCK_M + rows < rows_total) & (num_blocks > 0)
+    # This half of the partial (or of the request's output): rows that saw no key get out 0
+    # and lse -inf (the merge weighs them 0).
+    request_rows = head_block * BLOCK_M + rows
     has_keys = l_i > 0.0
     slots = (slot_base + rows.to(gl.int64)) * num_splits + split
-    if W == 0:
-        lse = gl.where(has_keys, m_i + gl.log2(gl.where(has_keys, l_i, 1.0)), float("-inf"))
-        gl.store(partial_lse_ptr + slots, lse, mask=row_ok)
+    lse = gl.where(has_keys, m_i + gl.log2(gl.where(has_keys, l_i, 1.0)), float("-inf"))
     inv_l = gl.convert_layout(gl.where(has_keys, 1.0 / gl.where(has_keys, l_i, 1.0), 0.0), o_rows)
-    o_slots = gl.convert_layout(slots, o_rows)[:, None] * LATENT + W * HALF
-    o_ok = gl.convert_layout(row_ok, o_rows)[:, None]
-    d = gl.arange(0, HALF, gl.SliceLayout(0, o_layout))[None, :]
-    gl.store(partial_o_ptr + o_slots + d, o * inv_l[:, None], mask=o_ok)
+    store_row_half(o * inv_l[:, None], W * HALF, lse, request_rows, rows_total, num_blocks,
+                   slots, partial_o_ptr, partial_lse_ptr, NUM_HEADS, W == 0, final,
+                   whole)  # fmt: skip

@@ -121,7 +121,8 @@ def store_rows(m_i, l_i, o_lo, o_hi, rows, rows_total, num_blocks, slots, partia
     themselves, so the merge has nothing to fold for it (kernels/merge.py, WHOLE_PIECES).
     final: (out + the request's offset, out's query-position and head strides), then, when
     the call asked for the lse, (lse + its offset, its strides). Rows that saw no key get out
-    0 and lse -inf (the merge weighs a partial so 0)."""
+    0 and lse -inf (the merge weighs a partial so 0; an empty request's rows are so written
+    where `whole`: a one-split uniform plan runs no merge)."""
     per_key: gl.constexpr = gl.SliceLayout(1, layout)
     row_ok = (rows < rows_total) & (num_blocks > 0)
     has_keys = l_i > 0.0
@@ -133,7 +134,9 @@ def store_rows(m_i, l_i, o_lo, o_hi, rows, rows_total, num_blocks, slots, partia
     # `if whole:` would build store_final for them too, and it cannot take a None `final`).
     if final is not None:
         if whole:
-            store_final(o_lo * inv_l, o_hi * inv_l, lse, rows, row_ok, columns, NUM_HEADS, final)
+            # Every row of the request, with keys or not: no merge writes them after this.
+            store_final(o_lo * inv_l, o_hi * inv_l, lse, rows, rows < rows_total, columns,
+                        NUM_HEADS, final)  # fmt: skip
         else:
             store_partial(o_lo * inv_l, o_hi * inv_l, lse, slots, row_ok, columns,
                           partial_o_ptr, partial_lse_ptr)  # fmt: skip

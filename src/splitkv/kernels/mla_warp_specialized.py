@@ -39,6 +39,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
+from splitkv.kernels.gluon_row_store import store_row_half
 from splitkv.kernels.gluon_softmax import block_probabilities, row_key_bounds
 from splitkv.kernels.mla_alternate_blocks import allocate_turn_buffers, attend_alternate_blocks
 from splitkv.kernels.mla_keys_as_rows import attend_key_blocks_narrow
@@ -199,11 +200,13 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
                       num_splits, rows_total, partial_o_ptr, partial_lse_ptr, scale_log2,
                       queries_in, queries_free, NUM_HEADS: gl.constexpr,
                       BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
-                      WAIT_FOR_QUERIES: gl.constexpr, RELEASE_QUERIES: gl.constexpr):  # fmt: skip
+                      WAIT_FOR_QUERIES: gl.constexpr, RELEASE_QUERIES: gl.constexpr,
+                      final=None, whole=False):  # fmt: skip
     """Consumers: the online softmax over the ring's next num_blocks blocks (from ring_start, as
     the producer counts them), then the partial of the split (or piece) at column `split` of the
-    row slots from slot_base, `num_splits` columns a row. WAIT_FOR_QUERIES: the queries come
-    by bulk copy, signalled on `queries_in` (phase 0). RELEASE_QUERIES: arrive on the
+    row slots from slot_base, `num_splits` columns a row, or, where `whole`, the request's
+    output and lse at `final` (`gluon_row_store.store_row_half`). WAIT_FOR_QUERIES: the
+    queries come by bulk copy, signalled on `queries_in` (phase 0). RELEASE_QUERIES: arrive on the
     `queries_free` barrier once the last block's scores are in, so the producer may bring the
     next piece's queries while these finish.
 
@@ -253,18 +256,18 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
         o_lo, o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi))
         mbarrier.arrive(empty.index(stage), count=1)
 
-    # The partial: rows that saw no key get out 0 and lse -inf (the merge weighs them 0).
-    row_ok = (head_block * BLOCK_M + rows < rows_total) & (num_blocks > 0)
+    # The partial (or the request's output): rows that saw no key get out 0 and lse -inf (the
+    # merge weighs them 0).
+    request_rows = head_block * BLOCK_M + rows
     has_keys = l_i > 0.0
     lse = gl.where(has_keys, m_i + gl.log2(gl.where(has_keys, l_i, 1.0)), float("-inf"))
     slots = (slot_base + rows.to(gl.int64)) * num_splits + split
-    gl.store(partial_lse_ptr + slots, lse, mask=row_ok)
     inv_l = gl.convert_layout(gl.where(has_keys, 1.0 / gl.where(has_keys, l_i, 1.0), 0.0), o_rows)
-    o_slots = gl.convert_layout(slots, o_rows)[:, None] * LATENT
-    o_ok = gl.convert_layout(row_ok, o_rows)[:, None]
-    d = gl.arange(0, HALF, gl.SliceLayout(0, o_layout))[None, :]
-    gl.store(partial_o_ptr + o_slots + d, o_lo * inv_l[:, None], mask=o_ok)
-    gl.store(partial_o_ptr + o_slots + HALF + d, o_hi * inv_l[:, None], mask=o_ok)
+    store_row_half(o_lo * inv_l[:, None], 0, lse, request_rows, rows_total, num_blocks, slots,
+                   partial_o_ptr, partial_lse_ptr, NUM_HEADS, True, final, whole)  # fmt: skip
+    store_row_half(o_hi * inv_l[:, None], HALF, lse, request_rows, rows_total, num_blocks,
+                   slots, partial_o_ptr, partial_lse_ptr, NUM_HEADS, False, final,
+                   whole)  # fmt: skip
 
 
 @gluon.jit
@@ -278,8 +281,8 @@ def attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start
     """The consumers: `attend_key_blocks_narrow` (keys as wgmma's rows; always for head blocks
     under 64 rows) or `attend_key_blocks` (query rows as wgmma's rows, 64-row head blocks).
     (Gluon cannot bind a function to a name at compile time, so the choice is this branch.)
-    final, whole: a whole request's piece writes its output (keys as rows only;
-    `mla_keys_as_rows.store_rows`)."""
+    final, whole: a piece (or split) holding its request's every key writes the request's
+    output (`mla_keys_as_rows.store_rows`, `gluon_row_store.store_row_half`)."""
     if KEYS_AS_ROWS:
         attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start,
                                  num_blocks, first_key, lo_key, hi_key, seq_len, last_key,
@@ -288,12 +291,12 @@ def attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start
                                  queries_free, NUM_HEADS, BLOCK_N, NUM_STAGES, WAIT_FOR_QUERIES,
                                  RELEASE_QUERIES, final, whole)  # fmt: skip
     else:
-        gl.static_assert(final is None, "whole pieces need the keys-as-rows consumer")
         attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start,
                           num_blocks, first_key, lo_key, hi_key, seq_len, last_key, head_block,
                           slot_base, split, num_splits, rows_total, partial_o_ptr,
                           partial_lse_ptr, scale_log2, queries_in, queries_free, NUM_HEADS,
-                          BLOCK_N, NUM_STAGES, WAIT_FOR_QUERIES, RELEASE_QUERIES)  # fmt: skip
+                          BLOCK_N, NUM_STAGES, WAIT_FOR_QUERIES, RELEASE_QUERIES, final,
+                          whole)  # fmt: skip
 
 
 @gluon.jit
@@ -333,6 +336,14 @@ def mla_warp_specialized_kernel(
     stride_q_pos,
     stride_q_head,
     stride_table_batch,
+    out_ptr,  # WHOLE_OUTPUT: the call's out [batch, qlen, heads, 512] and lse [batch, qlen, heads]
+    lse_ptr,
+    stride_out_batch,
+    stride_out_pos,
+    stride_out_head,
+    stride_lse_batch,
+    stride_lse_pos,
+    stride_lse_head,
     NUM_HEADS: gl.constexpr,
     QLEN: gl.constexpr,
     BLOCK_Q: gl.constexpr,  # query rows a program: 16, 32 or 64
@@ -349,13 +360,17 @@ def mla_warp_specialized_kernel(
     MERGE_STREAMS: gl.constexpr = False,
     D_SPLIT: gl.constexpr = 1,  # MERGE_STREAMS: the merge's programs per row
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
+    WHOLE_OUTPUT: gl.constexpr = False,  # one split: it writes out (and lse) itself, no merge
+    WRITE_LSE: gl.constexpr = False,  # WHOLE_OUTPUT: the call asked for the lse
 ):
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
     from the request's first key). EARLY_START (the plan's `early_start`): nothing but
     seq_lens, the page table and old keys is read, and nothing written, before
     the wait for the kernel ahead (the producer's, `load_split`; the consumers write only
-    after the queries it brings after that wait)."""
+    after the queries it brings after that wait). WHOLE_OUTPUT (the plan's `whole_pieces` on
+    one split): every program holds its request's every key, so it writes the request's rows
+    of out and lse itself and no merge runs."""
     ROWS: gl.constexpr = QLEN * NUM_HEADS
     HEAD_BLOCKS: gl.constexpr = (ROWS + BLOCK_Q - 1) // BLOCK_Q
     if RELEASE_MERGE:
@@ -392,6 +407,13 @@ def mla_warp_specialized_kernel(
     gl.thread_barrier()
     slot_base = request.to(gl.int64) * ROWS + head_block * BLOCK_Q
     table_row = page_table_ptr + request.to(gl.int64) * stride_table_batch
+    # Where the consumers would write the request's rows (WHOLE_OUTPUT; else they write
+    # partials, and these are stand-ins: a None cannot reach a partition).
+    final = (out_ptr + request.to(gl.int64) * stride_out_batch, stride_out_pos, stride_out_head)
+    if WRITE_LSE:  # the lse's part only then: the stores tell by the tuple's length
+        final = final + (  # noqa: RUF005 (the JIT frontend takes no starred tuple)
+                         lse_ptr + request.to(gl.int64) * stride_lse_batch, stride_lse_pos,
+                         stride_lse_head)  # fmt: skip
     # Constexprs inline: bound to a tuple first they would reach the partitions as tensors.
     # fmt: off
     if ALTERNATE_BLOCKS:
@@ -402,13 +424,15 @@ def mla_warp_specialized_kernel(
                                            seq_len, seq_len - QLEN, head_block, slot_base, split,
                                            num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
                                            scale_log2, queries_in, queries_free, 0, NUM_HEADS,
-                                           BLOCK_N, NUM_STAGES, QUERY_TMA, False, 1)),
+                                           BLOCK_N, NUM_STAGES, QUERY_TMA, False, 1, final,
+                                           WHOLE_OUTPUT)),
                 (attend_alternate_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty,
                                            turns, 0, num_blocks, lo_key, lo_key, hi_key,
                                            seq_len, seq_len - QLEN, head_block, slot_base, split,
                                            num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
                                            scale_log2, queries_in, queries_free, 0, NUM_HEADS,
-                                           BLOCK_N, NUM_STAGES, QUERY_TMA, False, 0)),
+                                           BLOCK_N, NUM_STAGES, QUERY_TMA, False, 0, final,
+                                           WHOLE_OUTPUT)),
                 (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                               table_row, max_pages, lo_key, num_blocks,
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
@@ -425,7 +449,7 @@ def mla_warp_specialized_kernel(
                                      head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
                                      partial_lse_ptr, scale_log2, queries_in, queries_free,
                                      NUM_HEADS, BLOCK_N, NUM_STAGES, QUERY_TMA, False,
-                                     KEYS_AS_ROWS)),
+                                     KEYS_AS_ROWS, final, WHOLE_OUTPUT)),
                 (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                               table_row, max_pages, lo_key, num_blocks,
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,

@@ -238,7 +238,7 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                                         program + request, num_slots, ROWS, partial_o_ptr,
                                         partial_lse_ptr, scale_log2, queries_in, queries_free,
                                         other_turns, NUM_HEADS, BLOCK_N, NUM_STAGES, False,
-                                        QUERY_TMA, W)  # fmt: skip
+                                        QUERY_TMA, W, final, whole)  # fmt: skip
                 other_turns += (hi - lo + W) // 2  # the other's blocks 1 - W, 3 - W, ...
             else:
                 attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, blocks_done,
