@@ -7,7 +7,7 @@ keys-as-rows warpgroup), with strided outputs, empty requests and new lengths un
 import pytest
 import torch
 from test_compiled_kernel import compiled
-from test_warp_specialized import lengths_for
+from test_warp_specialized import check_into_strided_outputs, lengths_for
 
 import splitkv
 from splitkv.device import DeviceSpec
@@ -79,17 +79,7 @@ def test_matches_the_reference_into_strided_outputs(heads, qlen, knobs, page_siz
     case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, page_size=page_size,
                            dtype=torch.bfloat16, device="cuda")  # fmt: skip
     plan = one_split_plan(case, heads, qlen, page_size, **knobs)
-    batch = case.q.shape[0]
-    out = torch.full((batch, qlen, heads, 1024), float("nan"), dtype=torch.bfloat16,
-                     device="cuda")[..., :512]  # fmt: skip
-    lse = torch.full((batch, 2 * qlen, heads), float("nan"), device="cuda")[:, :qlen]
-    got_out, got_lse = splitkv.mla_decode(*case.args, plan=plan, out=out,
-                                          lse=lse if return_lse else None,
-                                          return_lse=return_lse)  # fmt: skip
-    assert got_out.data_ptr() == out.data_ptr()
-    ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
-    check_against_reference(got_out, got_lse if return_lse else None, ref_out,
-                            ref_lse if return_lse else None)  # fmt: skip
+    check_into_strided_outputs(case, plan, return_lse)
     assert plan.workspace.partial_lse.isnan().all()  # no partial written
 
 

@@ -409,6 +409,22 @@ def test_balanced_program_loop_matches_the_reference(heads, qlen, block_h, page_
                                   block_h))  # fmt: skip
 
 
+def check_into_strided_outputs(case, plan, return_lse):
+    """Decode into an out whose heads are 1,024 elements apart and, when asked, an lse whose
+    requests are 2 x qlen x heads apart (NaN-filled), then against the reference."""
+    batch, qlen, heads, _ = case.q.shape
+    out = torch.full((batch, qlen, heads, 1024), float("nan"), dtype=case.q.dtype,
+                     device=case.q.device)[..., :512]  # fmt: skip
+    lse = torch.full((batch, 2 * qlen, heads), float("nan"), device=case.q.device)[:, :qlen]
+    got_out, got_lse = splitkv.mla_decode(*case.args, plan=plan, out=out,
+                                          lse=lse if return_lse else None,
+                                          return_lse=return_lse)  # fmt: skip
+    assert got_out.data_ptr() == out.data_ptr()
+    ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
+    check_against_reference(got_out, got_lse if return_lse else None, ref_out,
+                            ref_lse if return_lse else None)  # fmt: skip
+
+
 def lengths_for_ragged(qlen):
     return [n if n == 0 else max(n, qlen) for n in RAGGED]
 
@@ -481,16 +497,7 @@ def test_program_loop_whole_pieces_into_strided_outputs(heads, qlen, page_size, 
     assert plan.whole_pieces and plan.keys_as_rows and plan.program_loop
     plan.workspace.partial_o.fill_(float("nan"))
     plan.workspace.partial_lse.fill_(float("nan"))
-    out = torch.full((batch, qlen, heads, 1024), float("nan"), dtype=torch.bfloat16,
-                     device="cuda")[..., :512]  # fmt: skip
-    lse = torch.full((batch, 2 * qlen, heads), float("nan"), device="cuda")[:, :qlen]
-    got_out, got_lse = splitkv.mla_decode(*case.args, plan=plan, out=out,
-                                          lse=lse if return_lse else None,
-                                          return_lse=return_lse)  # fmt: skip
-    assert got_out.data_ptr() == out.data_ptr()
-    ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
-    check_against_reference(got_out, got_lse if return_lse else None, ref_out,
-                            ref_lse if return_lse else None)  # fmt: skip
+    check_into_strided_outputs(case, plan, return_lse)
     ranges = plan.workspace.piece_ranges.cpu()
     lengths = lengths_for_ragged(qlen)
     assert any(n > 0 and ranges[b, 0] == ranges[b, 1] for b, n in enumerate(lengths))

@@ -22,7 +22,7 @@ import splitkv
 from splitkv import warp_specialized as ws
 from splitkv.bench.shapes import special_shapes
 from splitkv.bench.sweep import L2_MULTIPLE
-from splitkv.mla import merge_workspace, mla_stage_one
+from splitkv.mla import merge_follows, merge_workspace, mla_stage_one
 from splitkv.testing import random_mla_case
 
 SHAPES = {"ragged": "ragged", "one-long": "1x327600"}
@@ -101,6 +101,9 @@ def decode_call(lengths: list[int], args, seed: int, knobs: dict):
                                **knobs)  # fmt: skip
     out = case.q.new_empty(batch, qlen, heads, plan.head_dim_v)
     lse = torch.empty(batch, qlen, heads, device="cuda")
+
+    if not merge_follows(plan):
+        raise SystemExit("this plan runs no merge (one split: stage 1 writes the output)")
 
     def call(times=None):
         mla_stage_one(*case.args, plan=plan, out=out, lse=lse)
