@@ -245,11 +245,11 @@ def test_one_wave_merges_take_narrow_slices():
 def test_uniform_merges_of_several_waves_take_wide_slices():
     # Half the slices on twice the warps (up to 4) while rows x slices passes 32 programs an
     # SM (H200: 4,224).
-    assert wide_merge_slicing(512, 8, 1, 6144, 132) == (1, 4)  # 128 heads x 48: 49,152
-    assert wide_merge_slicing(512, 8, 1, 2048, 132) == (2, 4)  # 128 heads x 16
-    assert wide_merge_slicing(512, 8, 1, 1024, 132) == (4, 2)  # 128 heads x 8: 8,192
-    assert wide_merge_slicing(512, 16, 2, 12, 132) == (16, 2)  # batch 1: one wave already
-    assert wide_merge_slicing(512, 1, 4, 10**6, 132) == (1, 4)  # nothing left to halve
+    assert wide_merge_slicing(8, 1, 6144, 132) == (1, 4)  # 128 heads x 48: 49,152
+    assert wide_merge_slicing(8, 1, 2048, 132) == (2, 4)  # 128 heads x 16
+    assert wide_merge_slicing(8, 1, 1024, 132) == (4, 2)  # 128 heads x 8: 8,192
+    assert wide_merge_slicing(16, 2, 12, 132) == (16, 2)  # batch 1: one wave already
+    assert wide_merge_slicing(1, 4, 10**6, 132) == (1, 4)  # nothing left to halve
     plan = functools.partial(splitkv.plan_decode, page_size=64, dtype=torch.bfloat16,
                              device="meta", device_spec=H200)  # fmt: skip
     wide = plan(48, 8192, 128)

@@ -642,7 +642,7 @@ def plan_decode(
         )
         if not balanced:
             merge_d_split, merge_num_warps = wide_merge_slicing(
-                head_dim_v, merge_d_split, merge_num_warps, batch_size * rows, spec.compute_units
+                merge_d_split, merge_num_warps, batch_size * rows, spec.compute_units
             )
     check_int("merge_num_warps", merge_num_warps, 1, 8)
     check_pow2("merge_num_warps", merge_num_warps)

@@ -391,7 +391,7 @@ def one_wave_merge_slicing(
 
 
 def wide_merge_slicing(
-    head_dim_v: int, d_split: int, num_warps: int, merge_rows: int, compute_units: int
+    d_split: int, num_warps: int, merge_rows: int, compute_units: int
 ) -> tuple[int, int]:
     """(merge_d_split, merge_num_warps) of a uniform plan's merge: half the slices, each on
     twice the warps (up to 4, so each warp keeps its share of the tile), while the grid takes
@@ -405,7 +405,9 @@ def wide_merge_slicing(
     level. The balanced merge's programs hold 12 an SM by their registers, and wider ones
     lost there (docs/perf.md session 15)."""
     one_wave = MERGE_PROGRAMS_PER_SM * compute_units
-    while d_split > 1 and merge_rows * d_split > one_wave and head_dim_v % (d_split // 2) == 0:
+    # d_split is a power of two dividing head_dim_v (the default's and the one-wave rule's),
+    # so every half divides it too.
+    while d_split > 1 and merge_rows * d_split > one_wave:
         d_split, num_warps = d_split // 2, min(4, 2 * num_warps)
     return d_split, num_warps
 

@@ -190,6 +190,7 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, scale_log2, o
     query_descriptors = query_row_descriptors(q, plan.block_h)
     grid = plan.num_splits * batch * plan.num_head_blocks
     whole, write_lse = writes_output(plan, out, lse)
+    pointers, strides = output_arguments(plan, out, lse, whole, write_lse)
     mla_warp_specialized_kernel[(grid,)](
         q,
         *descriptors,
@@ -206,7 +207,8 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, scale_log2, o
         q.stride(1),
         q.stride(2),
         page_table.stride(0),
-        *output_arguments(plan, out, lse),
+        *pointers,
+        *strides,
         SPLIT_MAJOR=plan.grid_order == "split_major",
         WHOLE_OUTPUT=whole,
         WRITE_LSE=write_lse,
@@ -224,18 +226,20 @@ def writes_output(plan, out, lse) -> tuple[bool, bool]:
     return whole, whole and lse is not None
 
 
-def output_arguments(plan, out, lse) -> tuple:
-    """Both Gluon kernels' out and lse pointers, then their three strides each, as
-    `writes_output` says. A kernel that writes
-    neither gets stand-ins and zero strides, so the outputs' layout does not multiply its
-    compiled variants."""
-    whole, write_lse = writes_output(plan, out, lse)
-    return (
+def output_arguments(plan, out, lse, whole: bool, write_lse: bool) -> tuple[tuple, tuple]:
+    """Both Gluon kernels' (out and lse pointers, their three strides each), for a stage 1
+    that writes out (`whole`) and lse (`write_lse`) as `writes_output` decided. One that
+    writes neither gets stand-ins and zero strides, so the outputs' layout does not multiply
+    its compiled variants."""
+    pointers = (
         out if whole else plan.workspace.partial_o,
         lse if write_lse else plan.workspace.partial_lse,
+    )
+    strides = (
         *(out.stride()[:3] if whole else (0, 0, 0)),
         *(lse.stride() if write_lse else (0, 0, 0)),
     )
+    return pointers, strides
 
 
 def launch_program_loop(
@@ -260,7 +264,7 @@ def launch_program_loop(
     batch = q.shape[0]
     query_descriptors = query_row_descriptors(q, plan.block_h)
     whole, write_lse = writes_output(plan, out, lse)
-    outputs = output_arguments(plan, out, lse)
+    pointers, strides = output_arguments(plan, out, lse, whole, write_lse)
     mla_warp_specialized_loop_kernel[(plan.num_programs * plan.num_head_blocks,)](
         q,
         *descriptors,
@@ -270,7 +274,7 @@ def launch_program_loop(
         plan.workspace.partial_o,
         plan.workspace.partial_lse,
         plan.workspace.piece_ranges,
-        *outputs[:2],
+        *pointers,
         scale_log2,
         batch,
         page_table.shape[1],
@@ -279,7 +283,7 @@ def launch_program_loop(
         q.stride(1),
         q.stride(2),
         page_table.stride(0),
-        *outputs[2:],
+        *strides,
         BLOCK_B=max(plan.block_b, MIN_BLOCK_B),
         WHOLE_PIECES=whole,
         WRITE_LSE=write_lse,
