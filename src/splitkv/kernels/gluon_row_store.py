@@ -2,7 +2,8 @@
 (`attend_key_blocks` in kernels/mla_warp_specialized.py and the alternating pair in
 kernels/mla_alternate_blocks.py): half of a head block's normalised output columns, at the
 rows' partial slots or, where the program held its request's every key, as the request's
-output itself (so no merge has to fold it)."""
+output itself (so no merge has to fold it). `final_rows`, the output rows' addresses and
+lse, serves the keys-as-rows consumer's epilogue too (kernels/mla_keys_as_rows.py)."""
 
 from __future__ import annotations
 
@@ -56,16 +57,31 @@ def store_partial_half(o, d, lse, row_ok, slots, partial_o_ptr, partial_lse_ptr,
 @gluon.jit
 def store_final_half(o, d, lse, rows, row_ok, NUM_HEADS: gl.constexpr, WITH_LSE: gl.constexpr,
                      final):  # fmt: skip
-    """The rows' output in out's dtype and, WITH_LSE and when the call asked for it, their
-    lse in natural log, as the merge writes them."""
-    out_ptr, stride_out_pos, stride_out_head = final[0], final[1], final[2]
-    ok = gl.convert_layout(row_ok, gl.SliceLayout(1, o.type.layout))[:, None]
+    """The rows' output in out's dtype and, WITH_LSE, their lse (`final_rows`)."""
+    out_ptr = final[0]
+    o_rows: gl.constexpr = gl.SliceLayout(1, o.type.layout)
+    out_rows = final_rows(lse, rows, row_ok, NUM_HEADS, final, WITH_LSE)
+    out_rows = gl.convert_layout(out_rows, o_rows)[:, None]
+    ok = gl.convert_layout(row_ok, o_rows)[:, None]
+    gl.store(out_ptr + out_rows + d, o.to(out_ptr.dtype.element_ty), mask=ok)
+
+
+@gluon.jit
+def final_rows(lse, rows, row_ok, NUM_HEADS: gl.constexpr, final, WITH_LSE: gl.constexpr):
+    """Where the request's rows start in out (row r: query position r // heads, head
+    r % heads; offsets from final's out pointer, in rows' layout), after storing their lse in
+    natural log, as the merge writes it, WITH_LSE and when the call asked for it. final: (out
+    + the request's offset, out's query-position and head strides), then, when the call asked
+    for the lse, (lse + its offset, its strides)."""
+    stride_out_pos, stride_out_head = final[1], final[2]
     q_pos, head = (rows // NUM_HEADS).to(gl.int64), (rows % NUM_HEADS).to(gl.int64)
+    # The lse's part is there only when the call asked for it: a compile-time test (a
+    # constexpr flag inside the tuple would reach here as a run-time i1, whose dead branch
+    # broke Triton 3.6's lowering to LLVM).
     if WITH_LSE:  # noqa: SIM102 (both compile-time: a constexpr and the tuple's length)
         if len(final) > 3:
             lse_ptr, stride_lse_pos, stride_lse_head = final[3], final[4], final[5]
+            # Base 2 inside the kernels, natural log outside.
             gl.store(lse_ptr + q_pos * stride_lse_pos + head * stride_lse_head, lse * LN2,
                      mask=row_ok)  # fmt: skip
-    out_rows = q_pos * stride_out_pos + head * stride_out_head
-    out_rows = gl.convert_layout(out_rows, gl.SliceLayout(1, o.type.layout))[:, None]
-    gl.store(out_ptr + out_rows + d, o.to(out_ptr.dtype.element_ty), mask=ok)
+    return q_pos * stride_out_pos + head * stride_out_head

@@ -27,11 +27,11 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from splitkv.kernels.gluon_row_store import final_rows
 from splitkv.kernels.shared_rows import wait_for_key_block
 
 LATENT = gl.constexpr(512)
 HALF = gl.constexpr(256)
-LN2 = gl.constexpr(0.6931471805599453)  # base-2 lse to natural log
 
 
 @gluon.jit
@@ -158,19 +158,10 @@ def store_partial(o_lo, o_hi, lse, slots, row_ok, columns, partial_o_ptr, partia
 
 @gluon.jit
 def store_final(o_lo, o_hi, lse, rows, row_ok, columns, NUM_HEADS: gl.constexpr, final):
-    """The normalised O^T halves as the request's output rows (row r: query position
-    r // heads, head r % heads) and the lse in natural log, as the merge writes them."""
-    out_ptr, stride_out_pos, stride_out_head = final[0], final[1], final[2]
-    q_pos, head = (rows // NUM_HEADS).to(gl.int64), (rows % NUM_HEADS).to(gl.int64)
-    out_rows = (q_pos * stride_out_pos + head * stride_out_head)[None, :]
+    """The normalised O^T halves as the request's output rows and the lse in natural log
+    (`gluon_row_store.final_rows`), as the merge writes them."""
+    out_ptr = final[0]
+    out_rows = final_rows(lse, rows, row_ok, NUM_HEADS, final, True)[None, :]
     dtype = out_ptr.dtype.element_ty
     gl.store(out_ptr + out_rows + columns, o_lo.to(dtype), mask=row_ok[None, :])
     gl.store(out_ptr + out_rows + HALF + columns, o_hi.to(dtype), mask=row_ok[None, :])
-    # The lse's part is there only when the call asked for it: a compile-time test (a
-    # constexpr flag inside the tuple would reach here as a run-time i1, whose dead branch
-    # broke Triton 3.6's lowering to LLVM).
-    if len(final) > 3:
-        lse_ptr, stride_lse_pos, stride_lse_head = final[3], final[4], final[5]
-        # Base 2 inside the kernels, natural log outside.
-        gl.store(lse_ptr + q_pos * stride_lse_pos + head * stride_lse_head, lse * LN2,
-                 mask=row_ok)  # fmt: skip
