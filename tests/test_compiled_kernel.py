@@ -45,6 +45,14 @@ def test_page_prefetch_double_buffers_the_kv_blocks():
     assert compiled(*knobs, "--prefetch")["kv_blocks_in_flight"] == 2
 
 
+def test_wgmma_rate_compiles_each_variant_as_one_chain():
+    # tools/wgmma_rate.py (docs/perf.md session 21): every variant 4 x 16 wgmma a warpgroup
+    # behind one wait, so what it times is the instruction's rate, not serialized waits.
+    reports = compiled_all(tool="wgmma_rate.py")
+    assert len(reports) == 6
+    assert all(r["wgmma"] == 64 and r["waits"] == 1 for r in reports)
+
+
 def test_gluon_probe_compiles_warp_specialized():
     # The warp-specialized Gluon probe (tools/gluon_mla_probe.py, docs/perf.md): a one-warp
     # bulk-copy producer beside two wgmma warpgroups, within shared memory and without spills,

@@ -165,6 +165,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=1024, help="waits a program")
     parser.add_argument("--out", help="write the run's JSON here")
     parser.add_argument("--arch", type=int, default=90)
+    parser.add_argument("--json", action="store_true", help="(the default) one JSON object a line")
     args = parser.parse_args()
     if not args.run:
         for row in compile_only(args.arch):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
 
 import torch
 
@@ -26,10 +25,6 @@ CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` co
 # stages free for the copies while two are read.
 ALTERNATE_BLOCKS = True
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
-# Uniform plans with `alternate_blocks` run one scoring warpgroup and two accumulating ones on
-# the same ring instead (kernels/mla_scorer_blocks.py): an experiment, off unless the
-# environment sets SPLITKV_SCORER_WARPGROUP=1 (docs/perf.md session 21).
-SCORER_WARPGROUP = os.environ.get("SPLITKV_SCORER_WARPGROUP", "0") == "1"
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
@@ -157,11 +152,9 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
         else {}
     )
     turns = plan.alternate_blocks and (plan.schedule != "balanced" or query_descriptors is not None)
-    scorer = turns and SCORER_WARPGROUP and plan.schedule != "balanced"
     return {
         **early,
-        **({"ALTERNATE_BLOCKS": True} if turns and not scorer else {}),
-        **({"SCORER_WARPGROUP": True} if scorer else {}),
+        **({"ALTERNATE_BLOCKS": True} if turns else {}),
         "NUM_HEADS": q.shape[2],
         "QLEN": q.shape[1],
         "BLOCK_Q": plan.block_h,

@@ -43,16 +43,7 @@ from splitkv.kernels.gluon_row_store import store_row_half
 from splitkv.kernels.gluon_softmax import block_probabilities, row_key_bounds
 from splitkv.kernels.mla_alternate_blocks import allocate_turn_buffers, attend_alternate_blocks
 from splitkv.kernels.mla_keys_as_rows import attend_key_blocks_narrow
-from splitkv.kernels.mla_scorer_blocks import (
-    accumulate_half,
-    allocate_score_buffers,
-    score_key_blocks,
-)
-from splitkv.kernels.shared_rows import (
-    early_key_blocks,
-    load_query_block,
-    wait_for_key_block,
-)
+from splitkv.kernels.shared_rows import wait_for_key_block
 from splitkv.kernels.split_flags import mark_split_written_gluon
 from splitkv.kernels.split_range import clamped_seq_len, keys_per_split, split_and_request
 
@@ -149,6 +140,21 @@ def store_query_rows(q_lo, q_hi, q_pe, q_ptr, request, head_block, stride_q_batc
 
 
 @gluon.jit
+def load_query_block(q_lat_desc, q_rope_desc, q_lo, q_hi, q_pe, queries_in, queries_free, row,
+                     pieces):  # fmt: skip
+    """Producer: the 64 query rows from `row` of q (as rows of 576) into the query buffers by
+    bulk copies, once the consumers freed them (not before the first piece: `pieces` counts
+    the loads before this one). Rows past the head block's are another request's or zeros:
+    their results are never stored."""
+    QUERY_BYTES: gl.constexpr = 2 * q_lat_desc.block_type.nbytes + q_rope_desc.block_type.nbytes
+    mbarrier.wait(queries_free, (pieces & 1) ^ 1, pred=pieces > 0)
+    mbarrier.expect(queries_in, QUERY_BYTES)
+    tma.async_copy_global_to_shared(q_lat_desc, [row, 0], queries_in, q_lo)
+    tma.async_copy_global_to_shared(q_lat_desc, [row, HALF], queries_in, q_hi)
+    tma.async_copy_global_to_shared(q_rope_desc, [row, LATENT], queries_in, q_pe)
+
+
+@gluon.jit
 def load_split(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, table_row,
                max_pages, first_key, num_blocks, query_row, new_keys_from,
                BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr,
@@ -173,6 +179,19 @@ def load_split(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, tabl
     load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
                     first_key + early * BLOCK_N, num_blocks - early, early, BLOCK_N,
                     NUM_STAGES, PAGE_SIZE)  # fmt: skip
+
+
+@gluon.jit
+def early_key_blocks(first_key, num_blocks, new_keys_from, BLOCK_N: gl.constexpr,
+                     NUM_STAGES: gl.constexpr, EARLY_BLOCKS: gl.constexpr):  # fmt: skip
+    """How many of a piece's first key blocks (from first_key) the producer may bring before
+    the wait for the kernel ahead (EARLY_START): at most EARLY_BLOCKS, within the ring's
+    stages (the consumers free none before the queries come), and only blocks whose keys all
+    lie before new_keys_from (the new tokens' keys, which that kernel may still be
+    writing)."""
+    gl.static_assert(EARLY_BLOCKS <= NUM_STAGES, "early blocks must fit the ring")
+    old = gl.maximum(new_keys_from - first_key, 0) // BLOCK_N
+    return gl.minimum(gl.minimum(old, num_blocks), EARLY_BLOCKS)
 
 
 @gluon.jit
@@ -341,7 +360,6 @@ def mla_warp_specialized_kernel(
     MERGE_STREAMS: gl.constexpr = False,
     D_SPLIT: gl.constexpr = 1,  # MERGE_STREAMS: the merge's programs per row
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
-    SCORER_WARPGROUP: gl.constexpr = False,  # 64 rows: kernels/mla_scorer_blocks.py
     WHOLE_OUTPUT: gl.constexpr = False,  # one split: it writes out (and lse) itself, no merge
     WRITE_LSE: gl.constexpr = False,  # WHOLE_OUTPUT: the call asked for the lse
 ):
@@ -372,16 +390,12 @@ def mla_warp_specialized_kernel(
 
     queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
                                      q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N, NUM_STAGES,
-                                     3 if SCORER_WARPGROUP else 2 if ALTERNATE_BLOCKS else 1,
-                                     )  # fmt: skip
+                                     2 if ALTERNATE_BLOCKS else 1)  # fmt: skip
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     if ALTERNATE_BLOCKS:
         gl.static_assert(BLOCK_Q == BLOCK_M and not KEYS_AS_ROWS, "alternate blocks: 64 rows")
         turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N)
-    if SCORER_WARPGROUP:
-        gl.static_assert(BLOCK_Q == BLOCK_M and not KEYS_AS_ROWS, "a scorer: 64 rows")
-        scores_out = allocate_score_buffers(q_ptr.dtype.element_ty, BLOCK_N)
     if not QUERY_TMA:  # else the producer brings them
         if EARLY_START:
             wait_for_kernel_ahead()  # it may be writing q
@@ -402,28 +416,7 @@ def mla_warp_specialized_kernel(
                          stride_lse_head)  # fmt: skip
     # Constexprs inline: bound to a tuple first they would reach the partitions as tensors.
     # fmt: off
-    if SCORER_WARPGROUP:
-        gl.warp_specialize(
-            [
-                (score_key_blocks, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
-                                    scores_out, table_row, max_pages, num_blocks, lo_key,
-                                    hi_key, seq_len, seq_len - QLEN,
-                                    request * ROWS + head_block * BLOCK_Q, head_block,
-                                    scale_log2, NUM_HEADS, BLOCK_N, NUM_STAGES, PAGE_SIZE,
-                                    QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
-                (accumulate_half, (k_lo, k_hi, empty, scores_out, 0, num_blocks, head_block,
-                                   slot_base, split, num_splits, ROWS, partial_o_ptr,
-                                   partial_lse_ptr, NUM_HEADS, NUM_STAGES, 0, final,
-                                   WHOLE_OUTPUT)),
-                (accumulate_half, (k_lo, k_hi, empty, scores_out, 0, num_blocks, head_block,
-                                   slot_base, split, num_splits, ROWS, partial_o_ptr,
-                                   partial_lse_ptr, NUM_HEADS, NUM_STAGES, 1, final,
-                                   WHOLE_OUTPUT)),
-            ],
-            [4, 4],  # the accumulators; the scorer (the default partition) brings the blocks
-            [168, 168],
-        )
-    elif ALTERNATE_BLOCKS:
+    if ALTERNATE_BLOCKS:
         gl.warp_specialize(
             [
                 (attend_alternate_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty,
