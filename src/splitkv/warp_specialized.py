@@ -25,6 +25,12 @@ CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` co
 # stages free for the copies while two are read.
 ALTERNATE_BLOCKS = True
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
+# An experiment, off (docs/perf.md next runs, session 22): the uniform kernel's alternating
+# consumers with a ready and an empty barrier per part of each key block (rope, low and high
+# latent halves), S issued part by part as each lands and each part refilled once its readers
+# are done, meant for 64-key blocks in 2 stages (set ALTERNATE_BLOCK_N, ALTERNATE_STAGES =
+# 64, 2 with it), where a block's whole-buffer barrier left no copy in flight.
+PART_BARRIERS = False
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
@@ -152,9 +158,11 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
         else {}
     )
     turns = plan.alternate_blocks and (plan.schedule != "balanced" or query_descriptors is not None)
+    loop = plan.schedule == "balanced"
     return {
         **early,
         **({"ALTERNATE_BLOCKS": True} if turns else {}),
+        **({"PART_BARRIERS": True} if turns and PART_BARRIERS and not loop else {}),
         "NUM_HEADS": q.shape[2],
         "QLEN": q.shape[1],
         "BLOCK_Q": plan.block_h,

@@ -35,3 +35,13 @@ def zero_rows_from(buffer, first_row, BLOCK_N: gl.constexpr):
         rows = r + gl.arange(0, 16, gl.SliceLayout(1, layout))
         values = part.load(layout)
         part.store(gl.where((rows < first_row)[:, None], values, 0.0).to(values.dtype))
+
+
+ROPE_PART = gl.constexpr(0)  # PART_BARRIERS' parts of a key block: 0 rope, 1 low half, 2 high
+
+
+@gluon.jit
+def part_barrier(part, stage, NUM_STAGES: gl.constexpr):
+    """The index of a ring stage's part (0: the rope columns, 1: the low latent half, 2: the
+    high one) in the PART_BARRIERS kernels' ready and empty barrier arrays."""
+    return part * NUM_STAGES + stage
