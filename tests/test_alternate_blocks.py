@@ -132,15 +132,7 @@ def test_part_barriers_with_scores_that_climb_fall_or_jump(part_barriers, factor
 def test_part_barriers_in_a_captured_graph_with_early_start(part_barriers):
     # Early start brings the first blocks' parts before its wait for the kernel ahead.
     case = random_mla_case([20000, 4097, 65, 1], 128, dtype=torch.bfloat16, device="cuda")
-    plan = alternate_plan(case, 128, 1, 64, early_start=True)
-    out = torch.empty_like(case.q[..., :512])
-    lse = torch.empty(case.q.shape[:3], dtype=torch.float32, device="cuda")
-    graph = capture_cuda_graph(lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse))
-    for lengths in ([1, 4000, 65, 0], [19999, 127, 1, 1]):  # within each row's pages
-        case.seq_lens.copy_(torch.tensor(lengths, dtype=torch.int32))
-        graph.replay()
-        ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)
-        check_against_reference(out, lse, ref_out, ref_lse)
+    replays_new_lengths(case, alternate_plan(case, 128, 1, 64, early_start=True))
 
 
 @pytest.mark.gpu
@@ -193,11 +185,16 @@ def test_float16_and_queries_through_registers(schedule):
 @pytest.mark.parametrize("schedule", ["uniform", "balanced"])
 def test_a_captured_graph_replays_new_lengths(schedule):
     case = random_mla_case([20000, 4097, 65, 1], 128, dtype=torch.bfloat16, device="cuda")
-    plan = alternate_plan(case, 128, 1, 64, schedule=schedule)
+    replays_new_lengths(case, alternate_plan(case, 128, 1, 64, schedule=schedule))
+
+
+def replays_new_lengths(case, plan):
+    """One call captured in a CUDA graph, replayed on new lengths (within each row's pages),
+    each replay against the reference."""
     out = torch.empty_like(case.q[..., :512])
     lse = torch.empty(case.q.shape[:3], dtype=torch.float32, device="cuda")
     graph = capture_cuda_graph(lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse))
-    for lengths in ([1, 4000, 65, 0], [19999, 127, 1, 1]):  # within each row's pages
+    for lengths in ([1, 4000, 65, 0], [19999, 127, 1, 1]):
         case.seq_lens.copy_(torch.tensor(lengths, dtype=torch.int32))
         graph.replay()
         ref_out, ref_lse = splitkv.reference.mla_decode(*case.args)

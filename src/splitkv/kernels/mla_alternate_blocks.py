@@ -121,19 +121,25 @@ def score_block_parts(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, ring, block_key
     tail = block_key + BLOCK_N > seq_len
     mbarrier.wait(ready.index(part_barrier(ROPE_PART, stage, NUM_STAGES)), phase)
     s_acc = warpgroup_mma(q_pe, k_pe.index(stage).permute((1, 0)), s_acc, is_async=True)
-    mbarrier.wait(ready.index(part_barrier(1, stage, NUM_STAGES)), phase)
-    if tail:
-        zero_rows_from(k_lo.index(stage), seq_len - block_key, BLOCK_N)
-        fence_async_shared()
-        gl.thread_barrier()
+    wait_for_half(k_lo.index(stage), ready.index(part_barrier(1, stage, NUM_STAGES)), phase,
+                  tail, seq_len - block_key, BLOCK_N)  # fmt: skip
     s_acc = warpgroup_mma(q_lo, k_lo.index(stage).permute((1, 0)), s_acc, is_async=True)
-    mbarrier.wait(ready.index(part_barrier(2, stage, NUM_STAGES)), phase)
-    if tail:
-        zero_rows_from(k_hi.index(stage), seq_len - block_key, BLOCK_N)
-        fence_async_shared()
-        gl.thread_barrier()
+    wait_for_half(k_hi.index(stage), ready.index(part_barrier(2, stage, NUM_STAGES)), phase,
+                  tail, seq_len - block_key, BLOCK_N)  # fmt: skip
     s_acc = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), s_acc, is_async=True)
     return stage, s_acc
+
+
+@gluon.jit
+def wait_for_half(half, ready, phase, tail, first_past_end, BLOCK_N: gl.constexpr):
+    """A latent half's copy landed (its part barrier at `phase`); in a block that reaches
+    past the request's end (`tail`), its rows from first_past_end zeroed and visible to the
+    wgmma (`wait_for_key_block`'s reason: 0 * NaN in P V)."""
+    mbarrier.wait(ready, phase)
+    if tail:
+        zero_rows_from(half, first_past_end, BLOCK_N)
+        fence_async_shared()
+        gl.thread_barrier()
 
 
 @gluon.jit
