@@ -49,7 +49,7 @@ def test_wgmma_rate_compiles_each_variant_as_one_chain():
     # tools/wgmma_rate.py (docs/perf.md session 21): every variant 4 x 16 wgmma a warpgroup
     # behind one wait, so what it times is the instruction's rate, not serialized waits.
     reports = compiled_all(tool="wgmma_rate.py")
-    assert len(reports) == 6
+    assert len(reports) == 7
     assert all(r["wgmma"] == 64 and r["waits"] == 1 for r in reports)
 
 

@@ -82,10 +82,10 @@ def wgmma_rate_kernel(a_ptr, b_ptr, out_ptr, reps, N: gl.constexpr, K: gl.conste
     gl.store(out_ptr + offsets, acc)
 
 
-# (N, warpgroups, A in registers): the MLA tile's S (N = 32, both operands in shared memory,
-# two warpgroups), its P V's shape (N = 256, from registers and from shared memory), and the
-# steps between.
-VARIANTS = [(n, 2, False) for n in (32, 64, 128, 256)] + [(32, 2, True), (256, 2, True)]
+# (N, warpgroups, A in registers): the 64-row tile's S (N = 32, both operands in shared
+# memory, two warpgroups), its P V's shape (N = 256, from registers and from shared memory),
+# the steps between, and the keys-as-rows tile's N = 16 (12 heads at qlen 1; N = 32 at qlen 2).
+VARIANTS = [(n, 2, False) for n in (16, 32, 64, 128, 256)] + [(32, 2, True), (256, 2, True)]
 
 
 def variant_name(n: int, groups: int, a_in_registers: bool) -> str:
