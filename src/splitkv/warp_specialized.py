@@ -157,8 +157,8 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
         if plan.early_start
         else {}
     )
-    turns = plan.alternate_blocks and (plan.schedule != "balanced" or query_descriptors is not None)
     loop = plan.schedule == "balanced"
+    turns = plan.alternate_blocks and (not loop or query_descriptors is not None)
     return {
         **early,
         **({"ALTERNATE_BLOCKS": True} if turns else {}),

@@ -39,8 +39,8 @@ from splitkv.kernels.gluon_softmax import block_probabilities, row_key_bounds
 from splitkv.kernels.shared_rows import (
     ROPE_PART,
     part_barrier,
+    wait_for_half,
     wait_for_key_block,
-    zero_rows_from,
 )
 
 HALF = gl.constexpr(256)
@@ -128,18 +128,6 @@ def score_block_parts(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, ring, block_key
                   tail, seq_len - block_key, BLOCK_N)  # fmt: skip
     s_acc = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), s_acc, is_async=True)
     return stage, s_acc
-
-
-@gluon.jit
-def wait_for_half(half, ready, phase, tail, first_past_end, BLOCK_N: gl.constexpr):
-    """A latent half's copy landed (its part barrier at `phase`); in a block that reaches
-    past the request's end (`tail`), its rows from first_past_end zeroed and visible to the
-    wgmma (`wait_for_key_block`'s reason: 0 * NaN in P V)."""
-    mbarrier.wait(ready, phase)
-    if tail:
-        zero_rows_from(half, first_past_end, BLOCK_N)
-        fence_async_shared()
-        gl.thread_barrier()
 
 
 @gluon.jit

@@ -86,8 +86,7 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
                           pred=ring >= NUM_STAGES)  # fmt: skip
             mbarrier.expect(ready.index(stage), BLOCK_BYTES)
             for c in gl.static_range(COPIES):
-                page = gl.sum(gl.where(copy == c, pages, 0), 0)
-                row = page * PAGE_SIZE + (first_key + j * BLOCK_N + c * SUB) % PAGE_SIZE
+                row = pool_row(pages, copy, c, first_key + j * BLOCK_N, SUB, PAGE_SIZE)
                 bar = ready.index(stage)
                 tma.async_copy_global_to_shared(
                     lat_desc, [row, 0], bar, k_lo.index(stage).slice(c * SUB, SUB)
@@ -106,12 +105,19 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
                 desc = rope_desc if part == ROPE_PART else lat_desc
                 mbarrier.expect(ready.index(at), COPIES * desc.block_type.nbytes)
                 for c in gl.static_range(COPIES):
-                    page = gl.sum(gl.where(copy == c, pages, 0), 0)
-                    row = page * PAGE_SIZE + (first_key + j * BLOCK_N + c * SUB) % PAGE_SIZE
+                    row = pool_row(pages, copy, c, first_key + j * BLOCK_N, SUB, PAGE_SIZE)
                     column = LATENT if part == ROPE_PART else (part - 1) * HALF
                     buffer = k_pe if part == ROPE_PART else k_lo if part == 1 else k_hi
                     rows = buffer.index(stage).slice(c * SUB, SUB)
                     tma.async_copy_global_to_shared(desc, [row, column], ready.index(at), rows)
+
+
+@gluon.jit
+def pool_row(pages, copy, c, block_key, SUB: gl.constexpr, PAGE_SIZE: gl.constexpr):
+    """The pool row where copy c of the key block from block_key starts: its page (of the
+    block's `pages`, one a copy) and the block's offset inside that page."""
+    page = gl.sum(gl.where(copy == c, pages, 0), 0)
+    return page * PAGE_SIZE + (block_key + c * SUB) % PAGE_SIZE
 
 
 @gluon.jit

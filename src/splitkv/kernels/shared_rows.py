@@ -25,6 +25,18 @@ def wait_for_key_block(k_lo, k_hi, ready, ring, block_key, seq_len, BLOCK_N: gl.
 
 
 @gluon.jit
+def wait_for_half(half, ready, phase, tail, first_past_end, BLOCK_N: gl.constexpr):
+    """A latent half's copy landed (its part barrier at `phase`); in a block that reaches
+    past the request's end (`tail`), its rows from first_past_end zeroed and visible to the
+    wgmma (`wait_for_key_block`'s reason: 0 * NaN in P V)."""
+    mbarrier.wait(ready, phase)
+    if tail:
+        zero_rows_from(half, first_past_end, BLOCK_N)
+        fence_async_shared()
+        gl.thread_barrier()
+
+
+@gluon.jit
 def zero_rows_from(buffer, first_row, BLOCK_N: gl.constexpr):
     """Rows [first_row, BLOCK_N) of a [BLOCK_N, 256] shared buffer set to 0, 16 rows at a time
     (a whole tile at once would need 32 more registers per thread beside O's 128), by the
