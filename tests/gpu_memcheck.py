@@ -8,7 +8,6 @@ PYTORCH_NO_CUDA_MEMORY_CACHING=1, or torch's caching allocator hides out-of-boun
 import torch
 
 import splitkv
-from splitkv import warp_specialized as ws
 from splitkv.testing import check_against_reference, random_gqa_case, random_mla_case
 
 
@@ -158,19 +157,6 @@ def main() -> None:
                 bad = wide.seq_lens.clone()
                 bad[0], bad[1] = 1 << 30, -4
                 splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=turns)
-        # The opt-in experiment: the alternating pair with a barrier per part of 64-key blocks.
-        saved = (ws.PART_BARRIERS, ws.ALTERNATE_BLOCK_N, ws.ALTERNATE_STAGES)
-        ws.PART_BARRIERS, ws.ALTERNATE_BLOCK_N, ws.ALTERNATE_STAGES = True, 64, 2
-        wide = random_mla_case(lengths, 128, page_size=8, dtype=torch.bfloat16, device=dev)
-        for splits in (1, 16):
-            parts = splitkv.plan_decode(len(lengths), 4160, 128, page_size=8, device=dev,
-                                        num_splits=splits, alternate_blocks=True)  # fmt: skip
-            out, lse = splitkv.mla_decode(*wide.args, plan=parts, validate=True)
-            check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))
-            bad = wide.seq_lens.clone()
-            bad[0], bad[1] = 1 << 30, -4
-            splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=parts)
-        ws.PART_BARRIERS, ws.ALTERNATE_BLOCK_N, ws.ALTERNATE_STAGES = saved
     # Key blocks by bulk tensor copies (kv_tma): tails, an empty request, corrupt inputs.
     for knobs in (
         {},

@@ -96,45 +96,6 @@ def test_matches_the_reference(heads, qlen, page_size, num_splits):
     check(case, alternate_plan(case, heads, qlen, page_size, num_splits=num_splits))
 
 
-@pytest.fixture
-def part_barriers(monkeypatch):
-    # The opt-in experiment (ws.PART_BARRIERS): the uniform kernel's pair on 64-key blocks in
-    # 2 stages with a barrier per part of each block; plans made inside take its ring.
-    monkeypatch.setattr(ws, "PART_BARRIERS", True)
-    monkeypatch.setattr(ws, "ALTERNATE_BLOCK_N", 64)
-    monkeypatch.setattr(ws, "ALTERNATE_STAGES", 2)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("heads,qlen", SHAPES)
-@pytest.mark.parametrize("page_size", [8, 64])
-@pytest.mark.parametrize("num_splits", [None, 1, 3, 16])
-def test_part_barriers_match_the_reference(part_barriers, heads, qlen, page_size, num_splits):
-    # Every part's barrier phase, the tail's zeroed rows in both halves, splits of 0, 1, 2 and
-    # many blocks, one split writing the output.
-    case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, page_size=page_size,
-                           dtype=torch.bfloat16, device="cuda")  # fmt: skip
-    plan = alternate_plan(case, heads, qlen, page_size, num_splits=num_splits)
-    assert plan.block_n == 64
-    check(case, plan)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("factor", FACTORS)
-def test_part_barriers_with_scores_that_climb_fall_or_jump(part_barriers, factor):
-    case = random_mla_case(lengths_for(1), 128, page_size=64, dtype=torch.bfloat16,
-                           device="cuda")  # fmt: skip
-    scale_keys_by_position(case, 64, FACTORS[factor])
-    check(case, alternate_plan(case, 128, 1, 64))
-
-
-@pytest.mark.gpu
-def test_part_barriers_in_a_captured_graph_with_early_start(part_barriers):
-    # Early start brings the first blocks' parts before its wait for the kernel ahead.
-    case = random_mla_case([20000, 4097, 65, 1], 128, dtype=torch.bfloat16, device="cuda")
-    replays_new_lengths(case, alternate_plan(case, 128, 1, 64, early_start=True))
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("heads,qlen", SHAPES)
 @pytest.mark.parametrize("page_size", [8, 64])

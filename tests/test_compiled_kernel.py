@@ -143,17 +143,6 @@ def test_alternating_consumers_compile_without_serialized_wgmma(page_size, heads
     assert report["shared_kb"] <= 227
 
 
-def test_part_barriers_compile_without_serialized_wgmma():
-    # The opt-in `ws.PART_BARRIERS` (docs/perf.md next runs, session 22): the alternating
-    # consumers on 64-key blocks in 2 stages, a ready and an empty barrier per part of a block.
-    # S as m64n64 from three parts: 96 wgmma, not serialized, within shared memory. (It spills
-    # 3 values in its loop, as the same ring with whole-block barriers does.)
-    report = compiled("--warp-specialized", "--heads", "128", "--alternate-blocks",
-                      "--part-barriers")  # fmt: skip
-    assert report["wgmma"] == 96 and report["wgmma_waits"] <= 16
-    assert report["shared_kb"] <= 227
-
-
 @pytest.mark.parametrize("balanced_batch", ["0", "8"])
 def test_warp_specialized_kernels_compile_with_bf16_partials(balanced_batch):
     # partial_dtype=torch.bfloat16: the Gluon stores cast the fp32 partials to the workspace's

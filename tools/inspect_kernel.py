@@ -95,8 +95,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
                              early_start: bool = False,
                              consumer_groups: int | None = None,
                              merge_streams: int = 0,
-                             alternate_blocks: bool = False,
-                             part_barriers: bool = False):  # fmt: skip
+                             alternate_blocks: bool = False):  # fmt: skip
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
     builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
     program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many, with
@@ -106,8 +105,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     consumer_groups: the plan's (default: as the planner gives a block_q block);
     merge_streams: the uniform kernel raising the merge's split flags for that many merge
     programs a row (0: off); alternate_blocks: the 64-row consumers taking turns
-    (kernels/mla_alternate_blocks.py); part_barriers: theirs with a barrier per part of a
-    64-key block in 2 stages (`ws.PART_BARRIERS`, the uniform kernel)."""
+    (kernels/mla_alternate_blocks.py)."""
     import torch
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
@@ -142,13 +140,10 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
         signature["split_flags_ptr"] = "*i32"
         constants.update({"MERGE_STREAMS": True, "D_SPLIT": merge_streams})
     if alternate_blocks:
-        block_n, stages = (64, 2) if part_barriers else (ws.ALTERNATE_BLOCK_N, ws.ALTERNATE_STAGES)
-        lat_desc, rope_desc = ws.kv_row_descriptors(pool, page_size, block_n)
+        lat_desc, rope_desc = ws.kv_row_descriptors(pool, page_size, ws.ALTERNATE_BLOCK_N)
         signature.update({"lat_desc": mangle_type(lat_desc), "rope_desc": mangle_type(rope_desc)})
-        constants.update({"ALTERNATE_BLOCKS": True, "BLOCK_N": block_n,
-                          "NUM_STAGES": stages})  # fmt: skip
-        if part_barriers:
-            constants["PART_BARRIERS"] = True
+        constants.update({"ALTERNATE_BLOCKS": True, "BLOCK_N": ws.ALTERNATE_BLOCK_N,
+                          "NUM_STAGES": ws.ALTERNATE_STAGES})  # fmt: skip
     # Both kernels' outputs (written with whole_pieces: the loop's one-piece requests, or
     # every request of the uniform kernel on one split).
     signature.update({"out_ptr": "*bf16", "lse_ptr": "*fp32"})
@@ -330,8 +325,6 @@ def main() -> None:
                         "merge programs a row")  # fmt: skip
     parser.add_argument("--alternate-blocks", action="store_true",
                         help="--warp-specialized: the 64-row consumers taking turns")  # fmt: skip
-    parser.add_argument("--part-barriers", action="store_true",
-                        help="--alternate-blocks: a barrier per part of 64-key blocks")  # fmt: skip
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -342,8 +335,7 @@ def main() -> None:
                                           args.whole_pieces, not args.no_lse,
                                           args.early_start, args.consumer_groups,
                                           args.merge_streams,
-                                          args.alternate_blocks,
-                                          args.part_barriers)  # fmt: skip
+                                          args.alternate_blocks)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
                **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg"),
                "copies_before_wait": copies_before_wait(kernel.asm["ptx"]),

@@ -25,12 +25,6 @@ CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` co
 # stages free for the copies while two are read.
 ALTERNATE_BLOCKS = True
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
-# An experiment, off (docs/perf.md next runs, session 22): the uniform kernel's alternating
-# consumers with a ready and an empty barrier per part of each key block (rope, low and high
-# latent halves), S issued part by part as each lands and each part refilled once its readers
-# are done, meant for 64-key blocks in 2 stages (set ALTERNATE_BLOCK_N, ALTERNATE_STAGES =
-# 64, 2 with it), where a block's whole-buffer barrier left no copy in flight.
-PART_BARRIERS = False
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
@@ -157,12 +151,10 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
         if plan.early_start
         else {}
     )
-    loop = plan.schedule == "balanced"
-    turns = plan.alternate_blocks and (not loop or query_descriptors is not None)
+    turns = plan.alternate_blocks and (plan.schedule != "balanced" or query_descriptors is not None)
     return {
         **early,
         **({"ALTERNATE_BLOCKS": True} if turns else {}),
-        **({"PART_BARRIERS": True} if turns and PART_BARRIERS and not loop else {}),
         "NUM_HEADS": q.shape[2],
         "QLEN": q.shape[1],
         "BLOCK_Q": plan.block_h,

@@ -36,12 +36,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from splitkv.kernels.gluon_row_store import store_row_half
 from splitkv.kernels.gluon_softmax import block_probabilities, row_key_bounds
-from splitkv.kernels.shared_rows import (
-    ROPE_PART,
-    part_barrier,
-    wait_for_half,
-    wait_for_key_block,
-)
+from splitkv.kernels.shared_rows import wait_for_key_block
 
 HALF = gl.constexpr(256)
 BLOCK_M = gl.constexpr(64)  # query rows: one warpgroup's wgmma M
@@ -99,38 +94,6 @@ def add_other_block(o, m_mine, l_i, v_half, turns, other_turn, OTHER: gl.constex
 
 
 @gluon.jit
-def release_half(empty, stage, W: gl.constexpr, NUM_STAGES: gl.constexpr,
-                 PARTS: gl.constexpr):  # fmt: skip
-    """Warpgroup W's P V on the ring's `stage` is done: with one barrier a stage, its release
-    of the whole block; with PARTS = 3, of the latent half it reads (W = 0 the low one)."""
-    if PARTS == 1:
-        mbarrier.arrive(empty.index(stage), count=1)
-    else:
-        mbarrier.arrive(empty.index(part_barrier(1 + W, stage, NUM_STAGES)), count=1)
-
-
-@gluon.jit
-def score_block_parts(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, ring, block_key, seq_len,
-                      s_acc, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr):  # fmt: skip
-    """PART_BARRIERS: the ring's block number `ring` (keys from block_key) scored part by part
-    as each part's copy lands (rope, low half, high half; a half's rows past the request's
-    end zeroed first, as `wait_for_key_block` does), S's wgmma issued (async: the caller
-    waits). Returns (stage, S)."""
-    stage = ring % NUM_STAGES
-    phase = (ring // NUM_STAGES) & 1
-    tail = block_key + BLOCK_N > seq_len
-    mbarrier.wait(ready.index(part_barrier(ROPE_PART, stage, NUM_STAGES)), phase)
-    s_acc = warpgroup_mma(q_pe, k_pe.index(stage).permute((1, 0)), s_acc, is_async=True)
-    wait_for_half(k_lo.index(stage), ready.index(part_barrier(1, stage, NUM_STAGES)), phase,
-                  tail, seq_len - block_key, BLOCK_N)  # fmt: skip
-    s_acc = warpgroup_mma(q_lo, k_lo.index(stage).permute((1, 0)), s_acc, is_async=True)
-    wait_for_half(k_hi.index(stage), ready.index(part_barrier(2, stage, NUM_STAGES)), phase,
-                  tail, seq_len - block_key, BLOCK_N)  # fmt: skip
-    s_acc = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), s_acc, is_async=True)
-    return stage, s_acc
-
-
-@gluon.jit
 def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, turns, ring_start,
                             num_blocks, first_key, lo_key, hi_key, seq_len, last_key, head_block,
                             slot_base, split, num_splits, rows_total, partial_o_ptr,
@@ -138,7 +101,7 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
                             NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
                             NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
                             RELEASE_QUERIES: gl.constexpr, W: gl.constexpr, final=None,
-                            whole=False, PARTS: gl.constexpr = 1):  # fmt: skip
+                            whole=False):  # fmt: skip
     """Warpgroup W (0 or 1) of the pair, on the ring's next num_blocks blocks (from
     ring_start; `attend_key_blocks`' contract otherwise): the blocks W, W + 2, ... scored here,
     every block's P V on O's columns [W * 256, W * 256 + 256) (k_lo's or k_hi's), then that
@@ -146,10 +109,7 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
     `queries_free` count both warpgroups (one arrival each). other_turns: the blocks the other
     warpgroup published before these (earlier pieces of a program loop), for its barrier's
     phase. final, whole: where `whole`, the half goes to the request's output (and, for W = 0,
-    the lse) at `final` instead (`gluon_row_store.store_row_half`). PARTS = 3
-    (`PART_BARRIERS`, the uniform kernel): every part of a block has its own barriers, S is
-    issued part by part as each lands (rope, low, high) and each part released as soon as its
-    readers are done (the owner's S; a half's P V)."""
+    the lse) at `final` instead (`gluon_row_store.store_row_half`)."""
     gl.static_assert(gl.num_warps() == 4, "one warpgroup a partition")
     OTHER: gl.constexpr = 1 - W
     p_buffer, row_max, row_sum, p_ready, _ = turns
@@ -175,17 +135,12 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
         j = 2 * t + W
         block_key = first_key + j * BLOCK_N
         # Block j's scores first, so they run while this warpgroup waits for the other's P.
+        stage = wait_for_key_block(k_lo, k_hi, ready, ring_start + j, block_key, seq_len,
+                                   BLOCK_N, NUM_STAGES)  # fmt: skip
         s_acc = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
-        if PARTS == 1:
-            stage = wait_for_key_block(k_lo, k_hi, ready, ring_start + j, block_key, seq_len,
-                                       BLOCK_N, NUM_STAGES)  # fmt: skip
-            s_acc = warpgroup_mma(q_lo, k_lo.index(stage).permute((1, 0)), s_acc, is_async=True)
-            s_acc = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), s_acc, is_async=True)
-            s_acc = warpgroup_mma(q_pe, k_pe.index(stage).permute((1, 0)), s_acc, is_async=True)
-        else:
-            stage, s_acc = score_block_parts(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready,
-                                             ring_start + j, block_key, seq_len, s_acc,
-                                             BLOCK_N, NUM_STAGES)  # fmt: skip
+        s_acc = warpgroup_mma(q_lo, k_lo.index(stage).permute((1, 0)), s_acc, is_async=True)
+        s_acc = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), s_acc, is_async=True)
+        s_acc = warpgroup_mma(q_pe, k_pe.index(stage).permute((1, 0)), s_acc, is_async=True)
         if j >= 1:  # the other's block j - 1: its maximum is where block j's softmax starts
             other_stage = (ring_start + j - 1) % NUM_STAGES
             o, m_i, l_i = add_other_block(o, m_i, l_i, v_mine.index(other_stage), turns,
@@ -194,16 +149,13 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
             scores = warpgroup_mma_wait(num_outstanding=1, deps=(s_acc,))  # P V may run on
         else:
             scores = warpgroup_mma_wait(num_outstanding=0, deps=(s_acc,))
-        if PARTS == 3:  # the rope part is the scorer's alone; each half waits for its P V too
-            for part in gl.static_range(3):
-                mbarrier.arrive(empty.index(part_barrier(part, stage, NUM_STAGES)), count=1)
         p, m_new, m_safe = block_probabilities(scores, m_i, block_key, cols, lo_key, row_limit,
                                                unmasked_end, scale_log2, BLOCK_N)  # fmt: skip
         p_sum = gl.sum(p, 1)
         p_low = p.to(q_lo.dtype)
         o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))  # the buffer's P is read
         if j >= 1:
-            release_half(empty, (ring_start + j - 1) % NUM_STAGES, W, NUM_STAGES, PARTS)
+            mbarrier.arrive(empty.index((ring_start + j - 1) % NUM_STAGES), count=1)
         # Publish P and the statistics for the other warpgroup (its P V of this block, and
         # its next block's softmax), every thread's stores visible before the one arrival.
         p_buffer.store(p_low)
@@ -222,7 +174,7 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
         # made ptxas serialize every wgmma of the loop (C7512, "insufficient register
         # resources"; 1.2-1.6x slower on the H200, docs/perf.md v0.2.19).
         o = warpgroup_mma_init(warpgroup_mma_wait(num_outstanding=0, deps=(o,)))
-        release_half(empty, stage, W, NUM_STAGES, PARTS)
+        mbarrier.arrive(empty.index(stage), count=1)
     if RELEASE_QUERIES:  # this warpgroup's scores are done: the next piece's queries may come
         mbarrier.arrive(queries_free, count=1)
     last = num_blocks - 1
@@ -234,7 +186,7 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
                                       OTHER, s_rows, 0)  # fmt: skip
     o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
     if trailing:
-        release_half(empty, last_stage, W, NUM_STAGES, PARTS)
+        mbarrier.arrive(empty.index(last_stage), count=1)
 
     # This half of the partial (or of the request's output): rows that saw no key get out 0
     # and lse -inf (the merge weighs them 0).

@@ -43,7 +43,7 @@ from splitkv.kernels.gluon_row_store import store_row_half
 from splitkv.kernels.gluon_softmax import block_probabilities, row_key_bounds
 from splitkv.kernels.mla_alternate_blocks import allocate_turn_buffers, attend_alternate_blocks
 from splitkv.kernels.mla_keys_as_rows import attend_key_blocks_narrow
-from splitkv.kernels.shared_rows import ROPE_PART, part_barrier, wait_for_key_block
+from splitkv.kernels.shared_rows import wait_for_key_block
 from splitkv.kernels.split_flags import mark_split_written_gluon
 from splitkv.kernels.split_range import clamped_seq_len, keys_per_split, split_and_request
 
@@ -56,16 +56,13 @@ BLOCK_M = gl.constexpr(64)  # query rows of the wide tile: one warpgroup's wgmma
 @gluon.jit
 def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
                     first_key, num_blocks, ring_start, BLOCK_N: gl.constexpr,
-                    NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr,
-                    PARTS: gl.constexpr = 1):  # fmt: skip
+                    NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr):  # fmt: skip
     """Producer: key block j (keys first_key + j * BLOCK_N onward) into the ring's buffer
     (ring_start + j) % NUM_STAGES once the consumers released it (ring_start: blocks the ring
     carried before, for a program that streams several pieces). A block spans BLOCK_N // SUB
     pages of SUB rows when pages are shorter than blocks; a page index past the table row (the
     tail of a last block) is clamped to its last entry, and those keys are masked by the
-    consumers. PARTS = 3 (`PART_BARRIERS`): each block's rope columns, low and high latent
-    halves have their own barriers (`shared_rows.part_barrier`), each part copied as soon as
-    its readers released it, in that order."""
+    consumers."""
     SUB: gl.constexpr = PAGE_SIZE if PAGE_SIZE < BLOCK_N else BLOCK_N
     COPIES: gl.constexpr = BLOCK_N // SUB
     BLOCK_BYTES: gl.constexpr = COPIES * (
@@ -80,75 +77,45 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
         # of delaying the copies after it.
         keys = first_key + j * BLOCK_N + copy * SUB
         pages = gl.load(table_row + gl.minimum(keys // PAGE_SIZE, max_pages - 1))
-        if PARTS == 1:
-            # The first pass over the ring has nothing to wait for.
-            mbarrier.wait(empty.index(stage), ((ring // NUM_STAGES) & 1) ^ 1,
-                          pred=ring >= NUM_STAGES)  # fmt: skip
-            mbarrier.expect(ready.index(stage), BLOCK_BYTES)
-            for c in gl.static_range(COPIES):
-                row = pool_row(pages, copy, c, first_key + j * BLOCK_N, SUB, PAGE_SIZE)
-                bar = ready.index(stage)
-                tma.async_copy_global_to_shared(
-                    lat_desc, [row, 0], bar, k_lo.index(stage).slice(c * SUB, SUB)
-                )
-                tma.async_copy_global_to_shared(
-                    lat_desc, [row, HALF], bar, k_hi.index(stage).slice(c * SUB, SUB)
-                )
-                tma.async_copy_global_to_shared(
-                    rope_desc, [row, LATENT], bar, k_pe.index(stage).slice(c * SUB, SUB)
-                )
-        else:
-            phase = ((ring // NUM_STAGES) & 1) ^ 1
-            for part in gl.static_range(3):  # rope, low half, high half: as they free up
-                at = part_barrier(part, stage, NUM_STAGES)
-                mbarrier.wait(empty.index(at), phase, pred=ring >= NUM_STAGES)
-                desc = rope_desc if part == ROPE_PART else lat_desc
-                mbarrier.expect(ready.index(at), COPIES * desc.block_type.nbytes)
-                for c in gl.static_range(COPIES):
-                    row = pool_row(pages, copy, c, first_key + j * BLOCK_N, SUB, PAGE_SIZE)
-                    column = LATENT if part == ROPE_PART else (part - 1) * HALF
-                    buffer = k_pe if part == ROPE_PART else k_lo if part == 1 else k_hi
-                    rows = buffer.index(stage).slice(c * SUB, SUB)
-                    tma.async_copy_global_to_shared(desc, [row, column], ready.index(at), rows)
-
-
-@gluon.jit
-def pool_row(pages, copy, c, block_key, SUB: gl.constexpr, PAGE_SIZE: gl.constexpr):
-    """The pool row where copy c of the key block from block_key starts: its page (of the
-    block's `pages`, one a copy) and the block's offset inside that page."""
-    page = gl.sum(gl.where(copy == c, pages, 0), 0)
-    return page * PAGE_SIZE + (block_key + c * SUB) % PAGE_SIZE
+        # The first pass over the ring has nothing to wait for.
+        mbarrier.wait(empty.index(stage), ((ring // NUM_STAGES) & 1) ^ 1, pred=ring >= NUM_STAGES)
+        mbarrier.expect(ready.index(stage), BLOCK_BYTES)
+        for c in gl.static_range(COPIES):
+            page = gl.sum(gl.where(copy == c, pages, 0), 0)
+            row = page * PAGE_SIZE + (first_key + j * BLOCK_N + c * SUB) % PAGE_SIZE
+            bar = ready.index(stage)
+            tma.async_copy_global_to_shared(
+                lat_desc, [row, 0], bar, k_lo.index(stage).slice(c * SUB, SUB)
+            )
+            tma.async_copy_global_to_shared(
+                lat_desc, [row, HALF], bar, k_hi.index(stage).slice(c * SUB, SUB)
+            )
+            tma.async_copy_global_to_shared(
+                rope_desc, [row, LATENT], bar, k_pe.index(stage).slice(c * SUB, SUB)
+            )
 
 
 @gluon.jit
 def allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc, dtype: gl.constexpr,
                      BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
-                     RELEASES: gl.constexpr = 1, PARTS: gl.constexpr = 1):  # fmt: skip
+                     RELEASES: gl.constexpr = 1):  # fmt: skip
     """Shared memory of both kernels, barriers initialised: the query rows (queries_in / _free:
     their bulk copy landed / the consumers are done with them) and the ring of key blocks
     (ready / empty per stage; RELEASES: the consumer partitions that each release a block, and
-    the queries; PARTS = 3: a ready and an empty barrier per part of each stage,
-    `shared_rows.part_barrier`)."""
+    the queries)."""
     q_lo = gl.allocate_shared_memory(dtype, [BLOCK_Q, HALF], q_lat_desc.layout)
     q_hi = gl.allocate_shared_memory(dtype, [BLOCK_Q, HALF], q_lat_desc.layout)
     q_pe = gl.allocate_shared_memory(dtype, [BLOCK_Q, ROPE], q_rope_desc.layout)
     k_lo = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
     k_hi = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
     k_pe = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, ROPE], rope_desc.layout)
-    ready = gl.allocate_shared_memory(gl.int64, [PARTS * NUM_STAGES, 1],
-                                      mbarrier.MBarrierLayout())  # fmt: skip
-    empty = gl.allocate_shared_memory(gl.int64, [PARTS * NUM_STAGES, 1],
-                                      mbarrier.MBarrierLayout())  # fmt: skip
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
     queries_in = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     queries_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(PARTS * NUM_STAGES):
+    for i in gl.static_range(NUM_STAGES):
         mbarrier.init(ready.index(i), count=1)
-        if PARTS == 1:
-            mbarrier.init(empty.index(i), count=RELEASES)
-        else:
-            # The rope part: its block's scorer; a latent half: the scorer and the warpgroup
-            # that adds that half's P V (`mla_alternate_blocks`).
-            mbarrier.init(empty.index(i), count=1 if i // NUM_STAGES == ROPE_PART else 2)
+        mbarrier.init(empty.index(i), count=RELEASES)
     mbarrier.init(queries_in, count=1)
     mbarrier.init(queries_free, count=RELEASES)
     return (q_lo, q_hi, q_pe, queries_in, queries_free), (k_lo, k_hi, k_pe, ready, empty)
@@ -192,11 +159,10 @@ def load_split(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, tabl
                max_pages, first_key, num_blocks, query_row, new_keys_from,
                BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr,
                QUERY_TMA: gl.constexpr, EARLY_START: gl.constexpr,
-               EARLY_BLOCKS: gl.constexpr, PARTS: gl.constexpr = 1):  # fmt: skip
+               EARLY_BLOCKS: gl.constexpr):  # fmt: skip
     """Producer of the uniform kernel: with QUERY_TMA the queries first, then the split's key
     blocks. EARLY_START: the ring's first blocks before the wait for the kernel ahead, those
-    whose keys all lie before `new_keys_from` (`early_key_blocks`), the queries after it.
-    PARTS: `load_key_blocks`'."""
+    whose keys all lie before `new_keys_from` (`early_key_blocks`), the queries after it."""
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     early = 0
@@ -204,15 +170,15 @@ def load_split(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, tabl
         early = early_key_blocks(first_key, num_blocks, new_keys_from, BLOCK_N, NUM_STAGES,
                                  EARLY_BLOCKS)  # fmt: skip
         load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
-                        max_pages, first_key, early, 0, BLOCK_N, NUM_STAGES, PAGE_SIZE,
-                        PARTS)  # fmt: skip
+                        max_pages, first_key, early, 0, BLOCK_N, NUM_STAGES,
+                        PAGE_SIZE)  # fmt: skip
         wait_for_kernel_ahead()
     if QUERY_TMA:
         load_query_block(q_lat_desc, q_rope_desc, q_lo, q_hi, q_pe, queries_in, queries_free,
                          query_row, 0)  # fmt: skip
     load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
                     first_key + early * BLOCK_N, num_blocks - early, early, BLOCK_N,
-                    NUM_STAGES, PAGE_SIZE, PARTS)  # fmt: skip
+                    NUM_STAGES, PAGE_SIZE)  # fmt: skip
 
 
 @gluon.jit
@@ -394,7 +360,6 @@ def mla_warp_specialized_kernel(
     MERGE_STREAMS: gl.constexpr = False,
     D_SPLIT: gl.constexpr = 1,  # MERGE_STREAMS: the merge's programs per row
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
-    PART_BARRIERS: gl.constexpr = False,  # ALTERNATE_BLOCKS: a barrier per part of a block
     WHOLE_OUTPUT: gl.constexpr = False,  # one split: it writes out (and lse) itself, no merge
     WRITE_LSE: gl.constexpr = False,  # WHOLE_OUTPUT: the call asked for the lse
 ):
@@ -408,8 +373,6 @@ def mla_warp_specialized_kernel(
     of out and lse itself and no merge runs."""
     ROWS: gl.constexpr = QLEN * NUM_HEADS
     HEAD_BLOCKS: gl.constexpr = (ROWS + BLOCK_Q - 1) // BLOCK_Q
-    PARTS: gl.constexpr = 3 if PART_BARRIERS else 1
-    gl.static_assert(ALTERNATE_BLOCKS or not PART_BARRIERS, "part barriers: alternate blocks")
     if RELEASE_MERGE:
         release_dependents()  # the merge may launch now; it waits for our writes
     pid = gl.program_id(0)
@@ -427,7 +390,7 @@ def mla_warp_specialized_kernel(
 
     queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
                                      q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N, NUM_STAGES,
-                                     2 if ALTERNATE_BLOCKS else 1, PARTS)  # fmt: skip
+                                     2 if ALTERNATE_BLOCKS else 1)  # fmt: skip
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     if ALTERNATE_BLOCKS:
@@ -462,19 +425,18 @@ def mla_warp_specialized_kernel(
                                            num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
                                            scale_log2, queries_in, queries_free, 0, NUM_HEADS,
                                            BLOCK_N, NUM_STAGES, QUERY_TMA, False, 1, final,
-                                           WHOLE_OUTPUT, PARTS)),
+                                           WHOLE_OUTPUT)),
                 (attend_alternate_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty,
                                            turns, 0, num_blocks, lo_key, lo_key, hi_key,
                                            seq_len, seq_len - QLEN, head_block, slot_base, split,
                                            num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
                                            scale_log2, queries_in, queries_free, 0, NUM_HEADS,
                                            BLOCK_N, NUM_STAGES, QUERY_TMA, False, 0, final,
-                                           WHOLE_OUTPUT, PARTS)),
+                                           WHOLE_OUTPUT)),
                 (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                               table_row, max_pages, lo_key, num_blocks,
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
-                              NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS,
-                              PARTS)),
+                              NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
             ],
             [4, 1],  # the second consumer warpgroup; the producer: one warp of copies
             [232, 24],

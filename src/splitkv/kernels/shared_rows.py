@@ -25,18 +25,6 @@ def wait_for_key_block(k_lo, k_hi, ready, ring, block_key, seq_len, BLOCK_N: gl.
 
 
 @gluon.jit
-def wait_for_half(half, ready, phase, tail, first_past_end, BLOCK_N: gl.constexpr):
-    """A latent half's copy landed (its part barrier at `phase`); in a block that reaches
-    past the request's end (`tail`), its rows from first_past_end zeroed and visible to the
-    wgmma (`wait_for_key_block`'s reason: 0 * NaN in P V)."""
-    mbarrier.wait(ready, phase)
-    if tail:
-        zero_rows_from(half, first_past_end, BLOCK_N)
-        fence_async_shared()
-        gl.thread_barrier()
-
-
-@gluon.jit
 def zero_rows_from(buffer, first_row, BLOCK_N: gl.constexpr):
     """Rows [first_row, BLOCK_N) of a [BLOCK_N, 256] shared buffer set to 0, 16 rows at a time
     (a whole tile at once would need 32 more registers per thread beside O's 128), by the
@@ -47,13 +35,3 @@ def zero_rows_from(buffer, first_row, BLOCK_N: gl.constexpr):
         rows = r + gl.arange(0, 16, gl.SliceLayout(1, layout))
         values = part.load(layout)
         part.store(gl.where((rows < first_row)[:, None], values, 0.0).to(values.dtype))
-
-
-ROPE_PART = gl.constexpr(0)  # PART_BARRIERS' parts of a key block: 0 rope, 1 low half, 2 high
-
-
-@gluon.jit
-def part_barrier(part, stage, NUM_STAGES: gl.constexpr):
-    """The index of a ring stage's part (0: the rope columns, 1: the low latent half, 2: the
-    high one) in the PART_BARRIERS kernels' ready and empty barrier arrays."""
-    return part * NUM_STAGES + stage
