@@ -15,6 +15,7 @@ from splitkv.bench.shapes import (
     shared_prefix_shape,
     special_shapes,
 )
+from splitkv.bench.sweep import _row_base
 
 
 def test_bytes_and_flops_of_a_shape():
@@ -44,6 +45,23 @@ def test_standard_sweep_skips_shapes_over_40_gb():
     assert len(shapes) == 42  # 45 minus 327600 x 128 at every head count
     assert all(s.bytes_read <= 40e9 for s in shapes)
     assert {s.label for s in special_shapes(12)} >= {"ragged", "prefix-boundary"}
+
+
+def test_special_shapes_at_qlen_2_include_the_shared_prefixes_and_say_how_to_rerun():
+    shapes = special_shapes(16, qlen=2)
+    assert [s.label for s in shapes] == [
+        "ragged qlen 2",
+        "prefix-boundary qlen 2",
+        "1x327600+47 short qlen 2",
+        "8x327600 sharing 308736 qlen 2",
+        "48 in 6 prefix groups qlen 2",
+    ]
+    assert {s.qlen for s in shapes} == {2} and shapes[3].shared_prefix == 308736
+    command = _row_base(shapes[4], "splitkv-prefix", 1)["command"]
+    assert command == (
+        "splitkv bench --heads 16 --special --qlen 2 --labels '48 in 6 prefix groups qlen 2' "
+        "--dtype bf16 --providers splitkv-prefix"
+    )
 
 
 def test_gqa_special_shapes_are_ragged_batches_of_each_model():

@@ -1,6 +1,8 @@
 """mla_decode_shared_prefix: the cascade (prefix pass per group, suffix pass, merge) equals the
 plain decode for every grouping, including requests that end inside the shared prefix."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -193,6 +195,54 @@ def test_plan_for_a_shape_and_bad_shapes_named(device):
         splitkv.plan_shared_prefix([([0, 1], 2)], 3, 4, 16, device, num_heads=0)
     with pytest.raises(ValueError, match=r"^qlen: expected an int in \[1, 8\]"):
         splitkv.plan_shared_prefix([([0, 1], 2)], 3, 4, 16, device, num_heads=4, qlen=9)
+
+
+@pytest.mark.parametrize("tiles,members,cascades", [(1, 3, False), (1.5, 2, True)])
+def test_compute_bound_calls_take_the_cascade_only_where_it_pads_less(
+    tiles, members, cascades, dtype, device, monkeypatch
+):
+    # Past max_rows (0 here) both paths compute the same rows, on tiles of block_m rows, and
+    # the prefix pass's chunks hold at most 3 tiles here. 3 members of a whole tile each: 3
+    # tiles on either path, so no cascade (a plain decode, no prefix pass planned). 2 members
+    # of 1.5 tiles: the plain path pads each to 2 tiles, the stacked rows are one chunk of
+    # 3, so the cascade runs.
+    prefix = splitkv.plan_shared_prefix([(list(range(members)), 2)], 3, 6, 16, device,
+                                        max_rows=0)  # fmt: skip
+    tile = prefix.spec.tunables.block_m  # 32 on the CPU, 64 on the H200
+    monkeypatch.setattr(splitkv.prefix, "MAX_HEADS", 3 * tile)
+    heads = int(tiles * tile) // 2
+    case = random_mla_case([70, 60, 50], heads, qlen=2, page_size=16, dtype=dtype,
+                           device=device, shared_prefix=32, table_columns=6)  # fmt: skip
+    out, lse = splitkv.mla_decode_shared_prefix(*case.args, prefix, validate=True)
+    check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+    assert (prefix.rows_for(2, heads) is not None) is cascades
+    ((_, prefix_plan),) = prefix.passes.values()
+    assert (prefix_plan is not None) is cascades
+
+
+def test_the_h200_rule_matches_its_measured_crossover():
+    # docs/perf.md v0.2.22: 8 members sharing a prefix, by query rows a request: the cascade
+    # measured faster at 12-96 and 160 rows, slower at 120 and 128 (both paths padding the
+    # 64-row tiles alike there). The H200's spec on a CPU plan: only the host rule runs.
+    h200 = splitkv.DeviceSpec.preset("h200")
+    plan = splitkv.plan_shared_prefix([(list(range(8)), 4824)], 8, 5200, 64, "cpu")
+    plan = dataclasses.replace(plan, spec=h200, max_rows=h200.tunables.prefix_max_rows, rows={})
+    faster = {rows: plan.rows_for(8 if rows == 160 else 1, rows // (8 if rows == 160 else 1))
+              is not None for rows in (12, 16, 24, 32, 48, 64, 96, 120, 128, 160)}  # fmt: skip
+    assert [rows for rows, cascade in faster.items() if not cascade] == [120, 128]
+
+
+def test_memory_bound_calls_always_take_the_cascade(device):
+    # Up to max_rows (None: the device's crossover, none on the CPU, 64 on the H200) the
+    # cascade runs even where the plain path pads nothing.
+    assert splitkv.DeviceSpec.preset("h200").tunables.prefix_max_rows == 64
+    prefix = splitkv.plan_shared_prefix([([0, 1, 2], 2)], 3, 6, 16, device)
+    tile = prefix.spec.tunables.block_m
+    assert prefix.rows_for(1, tile) is not None
+    prefix = splitkv.plan_shared_prefix([([0, 1, 2], 2)], 3, 6, 16, device, max_rows=tile)
+    assert prefix.rows_for(1, tile) is not None and prefix.rows_for(2, tile) is None
+    with pytest.raises(ValueError, match=r"^max_rows: expected an int in \[0, 1024\]"):
+        splitkv.plan_shared_prefix([([0, 1], 2)], 3, 4, 16, device, max_rows=-1)
 
 
 @pytest.mark.gpu

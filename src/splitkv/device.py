@@ -47,6 +47,10 @@ class PartitionTunables:
     prefetch_min_split_keys: and never for splits shorter than this.
     balanced_cost: the balanced schedule's stage-1 time per key block relative to uniform
         splits' (it finds its requests and pieces on the device); steers schedule="auto".
+    prefix_max_rows: the most query rows a request (heads x qlen) for which
+        `mla_decode_shared_prefix` reads a group's shared pages once (the cascade); calls with
+        more decode plainly, their attention compute-bound so that the cascade's two passes
+        cost more than the reads they save. None: the cascade at any row count.
     fitted: False while the values are seed 001's MI355X constants carried over unmeasured.
     """
 
@@ -65,6 +69,7 @@ class PartitionTunables:
     prefetch_min_split_keys: int = 256
     balanced_cost: float = 1.15
     tma_min_split_keys: int = 0
+    prefix_max_rows: int | None = None
     fitted: bool = False
 
 
@@ -169,6 +174,10 @@ def _cpu_spec() -> DeviceSpec:
 # least 128 keys (one kv head at batch 1 x 32k: 256 splits, 12.7 us, beat 128).
 # The keys-as-rows kernel's 16-row tiles fill 70% of their last wave of one program per SM
 # (H200, docs/perf.md v0.2.9g: 8k x 24 / 48 / 96 at 4 / 2 / 1 splits, 3-12% faster than 90%).
+# The shared-prefix cascade pays at any padding up to 64 query rows a request (H200,
+# docs/perf.md v0.2.22: 8 x 327,600 sharing 308,736 at 12 / 16 / 32 / 64 rows 1.77 / 1.74 /
+# 1.31 / 1.04x faster than decoding plainly; the 6-group mix alike); past them only where it
+# pads the tiles less (96 rows 1.25x, 128 rows 3-4% slower).
 _NVIDIA_TUNABLES = PartitionTunables(
     block_m=64,
     split_page_size=64,
@@ -179,6 +188,7 @@ _NVIDIA_TUNABLES = PartitionTunables(
     mha_max_splits=256,
     mha_split_page_size=128,
     tma_min_split_keys=1024,
+    prefix_max_rows=64,
 )
 TUNED_DIR = Path(__file__).parent / "tuned"  # per-device tables written by `splitkv tune`
 

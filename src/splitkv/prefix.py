@@ -10,6 +10,11 @@
 A member takes part only if its query tokens all lie after the prefix
 (prefix_len <= seq_len - qlen + 1, decided on the device, so lengths may change between
 CUDA-graph replays); otherwise it attends its whole context in the suffix pass.
+
+Past the plan's `max_rows` query rows a request (heads x qlen) the attention is compute-bound:
+reading shared pages once then saves less than the second pass costs, unless stacking the
+members' rows fills the tensor-core tiles that the plain path pads (`_cascade_pays`). Calls
+where it does not pay decode plainly.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import torch
 import triton
 
 from splitkv.checks import check_int, check_mla_call, validate_decode_data
+from splitkv.device import DeviceSpec
 from splitkv.kernels.prefix_cascade import merge_prefix_kernel, suffix_rows_kernel
 from splitkv.merge import MAX_BLOCK_D
 from splitkv.mla import mla_decode
@@ -32,7 +38,12 @@ from splitkv.plan import (
     DecodePlan,
     plan_decode,
 )
+from splitkv.plan_rules import block_h_for
 from splitkv.prefix_rows import PrefixRows, prefix_rows
+
+# The cascade's time over the plain path's at equal tile rows, past max_rows (its second pass
+# and merge; 1.01-1.06 on the H200 at 120 and 128 rows a request, docs/perf.md session 22).
+CASCADE_COST = 1.06
 
 
 @dataclass(frozen=True)
@@ -45,12 +56,16 @@ class SharedPrefixPlan:
     prefix_len: torch.Tensor  # [batch] int32 shared tokens of each request's group (0: none)
     page_size: int
     device: torch.device
+    max_rows: int | None  # query rows a request up to which the cascade always pays (None: any)
+    spec: DeviceSpec = field(compare=False, repr=False)  # the device the tiles are sized for
     rows: dict = field(default_factory=dict, compare=False, repr=False)  # by (qlen, heads)
     passes: dict = field(default_factory=dict, compare=False, repr=False)  # by call shape
 
     def rows_for(self, qlen: int, heads: int) -> PrefixRows | None:
         """The prefix pass's chunks for calls of qlen x heads query rows a request (built on
-        the first such call, which copies them to the device: not under graph capture)."""
+        the first such call, which copies them to the device: not under graph capture), or
+        None where those calls decode plainly (no group has a page, or the cascade would not
+        pay)."""
         if (qlen, heads) not in self.rows:
             if self.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
                 raise ValueError(
@@ -59,10 +74,26 @@ class SharedPrefixPlan:
                     f"{heads}, qlen={qlen}) or make one call before capturing"
                 )
             batch = self.prefix_len.shape[0]
-            self.rows[qlen, heads] = prefix_rows(
+            rows = prefix_rows(
                 self.groups, batch, qlen * heads, self.page_size, MAX_HEADS, self.device
             )
+            pays = rows is not None and self._cascade_pays(rows, qlen * heads)
+            self.rows[qlen, heads] = rows if pays else None
         return self.rows[qlen, heads]
+
+    def _cascade_pays(self, rows: PrefixRows, per_request: int) -> bool:
+        """Up to `max_rows` query rows a request, always. Past them both paths compute the
+        same attention, each on tiles of block_h rows (`plan_rules.block_h_for`), and the
+        cascade pays only where its stacked chunks pad fewer rows than the plain path's
+        head blocks by more than its own cost. On the H200 (docs/perf.md, session 22, 8 x
+        327,600 sharing 308,736 and the 6-group mix) at equal tile rows (120 and 128 rows a
+        request) the cascade took 1-6% longer; with a sixth fewer (160 rows: chunks of 128
+        against blocks of 192) it was 7-14% faster, a quarter fewer (96) 20-25%."""
+        if self.max_rows is None or per_request <= self.max_rows:
+            return True
+        members = sum(len(m) for m, pages in self.groups if pages)
+        plain = members * _tile_rows(per_request, self.spec)
+        return rows.num_chunks * _tile_rows(rows.width, self.spec) * CASCADE_COST <= plain
 
     def plans_for(self, q: torch.Tensor, columns: int, rows: PrefixRows | None
                   ) -> tuple[DecodePlan, DecodePlan | None]:  # fmt: skip
@@ -102,6 +133,7 @@ def plan_shared_prefix(
     *,
     num_heads: int | None = None,
     qlen: int = 1,
+    max_rows: int | None = None,
 ) -> SharedPrefixPlan:
     """Check the grouping and put it on the device.
 
@@ -111,11 +143,22 @@ def plan_shared_prefix(
     num_heads, qlen: the calls' query heads and positions, to build the prefix pass's row
     indices now (a graph captured on the plan's first call needs them); else the first call
     of each shape builds them.
+    max_rows: the most query rows a request (heads x qlen) at which reading shared pages once
+    always pays; with more (compute-bound) a call takes the cascade only where stacking
+    the members' rows pads the tensor-core tiles less than the plain path (the H200: 96 or
+    160 rows yes, 120 or 128 no), else decodes plainly (the same results). Default: the
+    device's measured crossover (`DeviceSpec.tunables.prefix_max_rows`: 64 on the H200),
+    else the cascade at any row count.
     """
     groups = _check_groups(prefix_groups, batch_size, max_pages)
     if num_heads is not None:
         check_int("num_heads", num_heads, 1, MAX_HEADS)
         check_int("qlen", qlen, 1, MAX_QLEN)
+    spec = DeviceSpec.from_torch(device)
+    if max_rows is None:
+        max_rows = spec.tunables.prefix_max_rows
+    else:
+        check_int("max_rows", max_rows, 0, MAX_HEADS * MAX_QLEN)
     prefix_len = torch.zeros(batch_size, dtype=torch.int32)
     for members, pages in groups:
         prefix_len[members] = pages * page_size
@@ -124,6 +167,8 @@ def plan_shared_prefix(
         prefix_len=prefix_len.to(device),
         page_size=page_size,
         device=torch.device(device),
+        max_rows=max_rows,
+        spec=spec,
     )
     if num_heads is not None:
         plan.rows_for(qlen, num_heads)
@@ -146,7 +191,8 @@ def mla_decode_shared_prefix(
     Args:
         q, kv_cache, page_table, seq_lens, scale: as `splitkv.mla_decode`.
         prefix_groups: a `plan_shared_prefix(...)` result, or its (request indices, shared
-            pages) pairs (planned on each call then: that copies them to the device).
+            pages) pairs (planned on each call then: that copies them to the device). Calls of
+            more query rows a request than the plan's `max_rows` decode plainly.
         validate: also check lengths and page ids, and that each group's members hold the
             same page ids in the shared columns they use (syncs).
 
@@ -196,14 +242,21 @@ def mla_decode_shared_prefix(
     # it: the planner's own choice (the balanced program loop on long batches) sees the
     # suffixes' lengths.
     suffix_plan, prefix_plan = prefix.plans_for(q, page_table.shape[1], rows)
+    if rows is None or call.batch == 0:  # no prefix pass: a plain decode
+        return mla_decode(q, call.kv_cache, page_table, seq_lens, scale=call.scale,
+                          plan=suffix_plan)  # fmt: skip
     suffix_table, suffix_lens, takes_part = _suffix_rows(page_table, seq_lens, prefix, qlen)
     suffix_out, suffix_lse = mla_decode(q, call.kv_cache, suffix_table, suffix_lens,
                                         scale=call.scale, plan=suffix_plan)  # fmt: skip
     # Prefix pass: every group's rows at once over its shared pages, all groups in one launch.
-    if rows is None or call.batch == 0:
-        return suffix_out, suffix_lse
     chunk_out, chunk_lse = _prefix_pass(q, call, page_table, rows, prefix_plan)
     return _merge_prefix(chunk_out, chunk_lse, rows, takes_part, suffix_out, suffix_lse)
+
+
+def _tile_rows(rows: int, spec: DeviceSpec) -> int:
+    """Rows the MLA tiles compute for `rows` query rows: whole head blocks of block_h."""
+    block_h = block_h_for(None, "mla", rows, spec)
+    return -(-rows // block_h) * block_h
 
 
 def _suffix_rows(page_table, seq_lens, prefix, qlen):

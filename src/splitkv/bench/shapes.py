@@ -105,11 +105,16 @@ RAGGED = (1, 63, 64, 65, 4096, 4097, 65536, 327600)
 PREFIX_BOUNDARY = (308736, 308737, 312831, 312832, 312833, 320000, 327599, 327600)
 
 
+def mtp_suffix(qlen: int) -> str:
+    """What a special batch's label adds at qlen > 1 (MTP)."""
+    return "" if qlen == 1 else f" qlen {qlen}"
+
+
 def special_shapes(heads: int = 12, dtype: str = "bf16", qlen: int = 1) -> list[BenchShape]:
     """BENCH.md's non-uniform batches: ragged, prefix-boundary, one long beside 47 short, and
-    the shared-prefix batches; with qlen > 1 (MTP) the first three, labelled "... qlen N"."""
+    the shared-prefix batches; with qlen > 1 (MTP) labelled "... qlen N"."""
     one_long = (327600, *(1 + (4095 * i) // 46 for i in range(47)))
-    mtp = "" if qlen == 1 else f" qlen {qlen}"
+    mtp = mtp_suffix(qlen)
     ragged = [
         BenchShape(
             heads, max(lengths), len(lengths), qlen, dtype=dtype, seq_lens=lengths, label=name + mtp
@@ -120,9 +125,7 @@ def special_shapes(heads: int = 12, dtype: str = "bf16", qlen: int = 1) -> list[
             (one_long, "1x327600+47 short"),
         )
     ]
-    if qlen > 1:
-        return ragged
-    return [*ragged, shared_prefix_shape(heads, dtype), prefix_mix_shape(heads, dtype)]
+    return [*ragged, shared_prefix_shape(heads, dtype, qlen), prefix_mix_shape(heads, dtype, qlen)]
 
 
 SHARED_PREFIX = 308736  # BENCH.md: 8 requests of 327,600 tokens sharing this prefix
@@ -139,9 +142,9 @@ def with_labels(shapes: list[BenchShape], prefixes: list[str] | None) -> list[Be
     return [s for s in shapes if any(s.label.startswith(p) for p in prefixes)]
 
 
-def shared_prefix_shape(heads: int = 12, dtype: str = "bf16") -> BenchShape:
-    label = f"8x327600 sharing {SHARED_PREFIX}"
-    return BenchShape(heads, 327600, 8, dtype=dtype, shared_prefix=SHARED_PREFIX, label=label)
+def shared_prefix_shape(heads: int = 12, dtype: str = "bf16", qlen: int = 1) -> BenchShape:
+    label = f"8x327600 sharing {SHARED_PREFIX}" + mtp_suffix(qlen)
+    return BenchShape(heads, 327600, 8, qlen, dtype=dtype, shared_prefix=SHARED_PREFIX, label=label)
 
 
 # Issue 5's realistic mix: 6 groups of 8 requests, each group sharing a prefix of 16k-64k tokens
@@ -150,7 +153,7 @@ MIX_PREFIXES = (16384, 24576, 32768, 40960, 49152, 65536)
 MIX_GROUP = 8
 
 
-def prefix_mix_shape(heads: int = 12, dtype: str = "bf16") -> BenchShape:
+def prefix_mix_shape(heads: int = 12, dtype: str = "bf16", qlen: int = 1) -> BenchShape:
     batch = len(MIX_PREFIXES) * MIX_GROUP
     suffixes = [100 + (3900 * i) // (batch - 1) for i in range(batch)]
     lengths = tuple(MIX_PREFIXES[b // MIX_GROUP] + suffixes[b] for b in range(batch))
@@ -162,10 +165,11 @@ def prefix_mix_shape(heads: int = 12, dtype: str = "bf16") -> BenchShape:
         heads,
         max(lengths),
         batch,
+        qlen,
         dtype=dtype,
         seq_lens=lengths,
         prefix_groups=groups,
-        label="48 in 6 prefix groups",
+        label="48 in 6 prefix groups" + mtp_suffix(qlen),
     )
 
 
@@ -191,7 +195,7 @@ def gqa_special_shapes(
     models=tuple(GQA_MODELS), dtype: str = "bf16", qlen: int = 1, page_size: int = 16
 ) -> list[BenchShape]:
     """The ragged and one-long batches for each GQA model (labelled "... qlen N" for MTP)."""
-    mtp = "" if qlen == 1 else f" qlen {qlen}"
+    mtp = mtp_suffix(qlen)
     shapes = []
     for model in models:
         q_heads, kv_heads, head_dim, sinks = GQA_MODELS[model]

@@ -259,7 +259,13 @@ def _per_call_times(calls: list[Callable[[], object]], rep_ms: int) -> tuple[flo
 
 def _row_base(shape: BenchShape, provider: str, copies: int) -> dict:
     if shape.label:
-        command = f"splitkv bench --special --heads {shape.heads} --providers {provider}"
+        who = f"--heads {shape.heads}"
+        if shape.kind == "gqa":
+            who = f"--kind gqa --models {shape.model}"
+        command = (
+            f"splitkv bench {who} --special --qlen {shape.qlen} "
+            f"--labels {shlex.quote(shape.label)} --dtype {shape.dtype} --providers {provider}"
+        )
     elif shape.kind == "gqa":
         command = (
             f"splitkv bench --kind gqa --models {shape.model} --context {shape.context} "
