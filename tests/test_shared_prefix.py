@@ -197,22 +197,24 @@ def test_plan_for_a_shape_and_bad_shapes_named(device):
         splitkv.plan_shared_prefix([([0, 1], 2)], 3, 4, 16, device, num_heads=4, qlen=9)
 
 
-@pytest.mark.parametrize("tiles,members,cascades", [(1, 3, False), (1.5, 2, True)])
+@pytest.mark.parametrize("tiles,members,cascades", [(1, 3, False), (0.75, 8, True)])
 def test_compute_bound_calls_take_the_cascade_only_where_it_pads_less(
     tiles, members, cascades, dtype, device, monkeypatch
 ):
     # Past max_rows (0 here) both paths compute the same rows, on tiles of block_m rows, and
-    # the prefix pass's chunks hold at most 3 tiles here. 3 members of a whole tile each: 3
-    # tiles on either path, so no cascade (a plain decode, no prefix pass planned). 2 members
-    # of 1.5 tiles: the plain path pads each to 2 tiles, the stacked rows are one chunk of
-    # 3, so the cascade runs.
-    prefix = splitkv.plan_shared_prefix([(list(range(members)), 2)], 3, 6, 16, device,
+    # the prefix pass's chunks hold at most 2 tiles here (the GPU's 128 rows). 3 members of a
+    # whole tile each: 3 tiles plainly, 4 in chunks of 2 and 1 (padded to 2), so no cascade (a
+    # plain decode, no prefix pass planned). 8 members of 3/4 of a tile: the plain path pads
+    # each to a whole one (8 tiles), their stacked rows fill 3 chunks of 2 tiles, so the
+    # cascade runs.
+    prefix = splitkv.plan_shared_prefix([(list(range(members)), 2)], 9, 6, 16, device,
                                         max_rows=0)  # fmt: skip
     tile = prefix.spec.tunables.block_m  # 32 on the CPU, 64 on the H200
-    monkeypatch.setattr(splitkv.prefix, "MAX_HEADS", 3 * tile)
+    monkeypatch.setattr(splitkv.prefix, "MAX_HEADS", 2 * tile)
     heads = int(tiles * tile) // 2
-    case = random_mla_case([70, 60, 50], heads, qlen=2, page_size=16, dtype=dtype,
-                           device=device, shared_prefix=32, table_columns=6)  # fmt: skip
+    case = random_mla_case([70, 60, 50, 40, 45, 55, 65, 75, 30], heads, qlen=2, page_size=16,
+                           dtype=dtype, device=device, shared_prefix=32,
+                           table_columns=6)  # fmt: skip
     out, lse = splitkv.mla_decode_shared_prefix(*case.args, prefix, validate=True)
     check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
     assert (prefix.rows_for(2, heads) is not None) is cascades
