@@ -234,6 +234,22 @@ def test_the_h200_rule_matches_its_measured_crossover():
     assert [rows for rows, cascade in faster.items() if not cascade] == [120, 128]
 
 
+def test_under_capture_only_a_cascade_needs_its_rows_built(monkeypatch):
+    # The plain path's choice is made from host integers, so a capture may meet a shape the
+    # plan has not served yet when that shape decodes plainly; the cascade's index tensors
+    # would be a host copy there, so it is a ValueError before any launch.
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+
+    def on_gpu(max_rows):
+        plan = splitkv.plan_shared_prefix([([0, 1, 2], 2)], 3, 6, 16, "cpu", max_rows=max_rows)
+        return dataclasses.replace(plan, device=torch.device("cuda"), rows={})
+
+    tile = splitkv.DeviceSpec.from_torch("cpu").tunables.block_m
+    assert on_gpu(0).rows_for(1, tile) is None  # 3 whole tiles either way
+    with pytest.raises(ValueError, match=r"^prefix_groups: a plan not yet used for qlen 1 x"):
+        on_gpu(tile).rows_for(1, tile)
+
+
 def test_memory_bound_calls_always_take_the_cascade(device):
     # Up to max_rows (None: the device's crossover, none on the CPU, 64 on the H200) the
     # cascade runs even where the plain path pads nothing.

@@ -39,7 +39,7 @@ from splitkv.plan import (
     plan_decode,
 )
 from splitkv.plan_rules import block_h_for
-from splitkv.prefix_rows import PrefixRows, prefix_rows
+from splitkv.prefix_rows import PrefixRows, chunk_layout, chunk_width, prefix_rows
 
 # The cascade's time over the plain path's at equal tile rows, past max_rows (its second pass
 # and merge; 1.01-1.06 on the H200 at 120 and 128 rows a request, docs/perf.md session 22).
@@ -66,22 +66,25 @@ class SharedPrefixPlan:
         the first such call, which copies them to the device: not under graph capture), or
         None where those calls decode plainly (no group has a page, or the cascade would not
         pay)."""
-        if (qlen, heads) not in self.rows:
-            if self.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
-                raise ValueError(
-                    f"prefix_groups: a plan not yet used for qlen {qlen} x {heads} heads, under "
-                    f"CUDA-graph capture; build it with plan_shared_prefix(..., num_heads="
-                    f"{heads}, qlen={qlen}) or make one call before capturing"
-                )
-            batch = self.prefix_len.shape[0]
-            rows = prefix_rows(
-                self.groups, batch, qlen * heads, self.page_size, MAX_HEADS, self.device
+        if (qlen, heads) in self.rows:
+            return self.rows[qlen, heads]
+        chunks = chunk_layout(self.groups, qlen * heads, MAX_HEADS)
+        if not (chunks and self._cascade_pays(chunks, qlen * heads)):
+            self.rows[qlen, heads] = None  # a plain decode: nothing to put on the device
+            return None
+        if self.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            raise ValueError(
+                f"prefix_groups: a plan not yet used for qlen {qlen} x {heads} heads, under "
+                f"CUDA-graph capture; build it with plan_shared_prefix(..., num_heads="
+                f"{heads}, qlen={qlen}) or make one call before capturing"
             )
-            pays = rows is not None and self._cascade_pays(rows, qlen * heads)
-            self.rows[qlen, heads] = rows if pays else None
+        batch = self.prefix_len.shape[0]
+        self.rows[qlen, heads] = prefix_rows(
+            self.groups, batch, qlen * heads, self.page_size, MAX_HEADS, self.device
+        )
         return self.rows[qlen, heads]
 
-    def _cascade_pays(self, rows: PrefixRows, per_request: int) -> bool:
+    def _cascade_pays(self, chunks: list[tuple[int, int, int]], per_request: int) -> bool:
         """Up to `max_rows` query rows a request, always. Past them both paths compute the
         same attention, each on tiles of block_h rows (`plan_rules.block_h_for`), and the
         cascade pays only where its stacked chunks pad fewer rows than the plain path's
@@ -93,7 +96,8 @@ class SharedPrefixPlan:
             return True
         members = sum(len(m) for m, pages in self.groups if pages)
         plain = members * _tile_rows(per_request, self.spec)
-        return rows.num_chunks * _tile_rows(rows.width, self.spec) * CASCADE_COST <= plain
+        stacked = len(chunks) * _tile_rows(chunk_width(chunks), self.spec)
+        return stacked * CASCADE_COST <= plain
 
     def plans_for(self, q: torch.Tensor, columns: int, rows: PrefixRows | None
                   ) -> tuple[DecodePlan, DecodePlan | None]:  # fmt: skip

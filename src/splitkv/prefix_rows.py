@@ -35,14 +35,10 @@ def prefix_rows(
     """The chunks of `groups` ((members, shared pages) each) for requests of `rows_per_request`
     query rows (qlen x heads, flat as q's rows are), or None when no group has a page. Query
     rows of requests outside every pass point at chunk row 0 (their prefix state is masked)."""
-    chunks = []  # (group, its first row in the chunk, rows)
-    for g, (members, pages) in enumerate(groups):
-        if pages:
-            total = len(members) * rows_per_request
-            chunks += [(g, s, min(max_rows, total - s)) for s in range(0, total, max_rows)]
+    chunks = chunk_layout(groups, rows_per_request, max_rows)
     if not chunks:
         return None
-    width = max(rows for _, _, rows in chunks)
+    width = chunk_width(chunks)
     gather = [0] * (len(chunks) * width)  # padding rows repeat query row 0
     scatter = [0] * (batch * rows_per_request)
     for c, (g, start, rows) in enumerate(chunks):
@@ -62,3 +58,21 @@ def prefix_rows(
             [groups[g][1] * page_size for g, _, _ in chunks], dtype=torch.int32, device=device
         ),
     )
+
+
+def chunk_layout(
+    groups: tuple[tuple[tuple[int, ...], int], ...], rows_per_request: int, max_rows: int
+) -> list[tuple[int, int, int]]:
+    """The prefix pass's chunks from host integers alone: (group, its first stacked row in the
+    chunk, rows) each, every group with a page cut into chunks of at most `max_rows`."""
+    chunks = []
+    for g, (members, pages) in enumerate(groups):
+        if pages:
+            total = len(members) * rows_per_request
+            chunks += [(g, s, min(max_rows, total - s)) for s in range(0, total, max_rows)]
+    return chunks
+
+
+def chunk_width(chunks: list[tuple[int, int, int]]) -> int:
+    """Rows every chunk holds (the widest chunk's; the rest padding)."""
+    return max(rows for _, _, rows in chunks)
