@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import splitkv
-from splitkv.prefix_rows import prefix_rows
+from splitkv.prefix_rows import chunk_layout, prefix_rows
 from splitkv.testing import MlaCase, capture_cuda_graph, check_against_reference, random_mla_case
 
 
@@ -186,6 +186,17 @@ def test_prefix_rows_stack_members_and_hand_back():
     assert rows.scatter.tolist() == [0, 0, 0, 3, 4, 5, 0, 0, 0, 0, 1, 2]
     assert rows.first.tolist() == [3, 3] and rows.lens.tolist() == [32, 32]
     assert prefix_rows((((0, 1), 0),), 2, 3, 16, 4, "cpu") is None
+
+
+def test_chunks_narrow_to_whole_tiles_where_that_computes_less():
+    # 8 members of 24 rows (12 heads x qlen 2): chunks of 128 rows are 128 + 64, both padded
+    # to 128 (256 tile rows); chunks of one 64-row tile are 3 x 64 (192). 8 of 120 rows: 960
+    # rows in 15 chunks of 64 against 8 of 128 (1,024), too little to lose the two-block
+    # tile for; 8 of 12: one chunk of 96 either way. No tile: chunks of max_rows.
+    group = ((tuple(range(8)), 10),)
+    widths = {rows: [n for _, _, n in chunk_layout(group, rows, 128, 64)] for rows in (24, 120, 12)}
+    assert widths == {24: [64, 64, 64], 120: [128] * 7 + [64], 12: [96]}
+    assert [n for _, _, n in chunk_layout(group, 24, 128)] == [128, 64]
 
 
 def test_plan_for_a_shape_and_bad_shapes_named(device):

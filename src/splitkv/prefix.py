@@ -68,7 +68,8 @@ class SharedPrefixPlan:
         pay)."""
         if (qlen, heads) in self.rows:
             return self.rows[qlen, heads]
-        chunks = chunk_layout(self.groups, qlen * heads, MAX_HEADS)
+        tile = self.spec.tunables.block_m
+        chunks = chunk_layout(self.groups, qlen * heads, MAX_HEADS, tile)
         if not (chunks and self._cascade_pays(chunks, qlen * heads)):
             self.rows[qlen, heads] = None  # a plain decode: nothing to put on the device
             return None
@@ -80,7 +81,7 @@ class SharedPrefixPlan:
             )
         batch = self.prefix_len.shape[0]
         self.rows[qlen, heads] = prefix_rows(
-            self.groups, batch, qlen * heads, self.page_size, MAX_HEADS, self.device
+            self.groups, batch, qlen * heads, self.page_size, MAX_HEADS, self.device, tile
         )
         return self.rows[qlen, heads]
 
