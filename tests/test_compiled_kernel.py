@@ -143,6 +143,16 @@ def test_alternating_consumers_compile_without_serialized_wgmma(page_size, heads
     assert report["shared_kb"] <= 227
 
 
+def test_early_publish_compiles_without_serialized_wgmma():
+    # The opt-in `ws.EARLY_PUBLISH` (docs/perf.md next runs, session 23): the alternating pair
+    # with a P buffer per warpgroup, within shared memory, its 84 wgmma not serialized and no
+    # spills in its loop.
+    report = compiled("--warp-specialized", "--heads", "128", "--alternate-blocks",
+                      "--early-publish")  # fmt: skip
+    assert report["wgmma"] == 84 and report["wgmma_waits"] <= 16
+    assert report["shared_kb"] <= 227 and report["loop_spills"] == 0
+
+
 @pytest.mark.parametrize("balanced_batch", ["0", "8"])
 def test_warp_specialized_kernels_compile_with_bf16_partials(balanced_batch):
     # partial_dtype=torch.bfloat16: the Gluon stores cast the fp32 partials to the workspace's
