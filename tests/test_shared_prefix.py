@@ -236,10 +236,10 @@ def test_compute_bound_calls_take_the_cascade_only_where_it_pads_less(
 def test_the_h200_rule_matches_its_measured_crossover():
     # docs/perf.md v0.2.22: 8 members sharing a prefix, by query rows a request: the cascade
     # measured faster at 12-96 and 160 rows, slower at 120 and 128 (both paths padding the
-    # 64-row tiles alike there). The H200's spec on a CPU plan: only the host rule runs.
+    # 64-row tiles alike there). The H200's spec for a CPU plan: only the host rule runs.
     h200 = splitkv.DeviceSpec.preset("h200")
-    plan = splitkv.plan_shared_prefix([(list(range(8)), 4824)], 8, 5200, 64, "cpu")
-    plan = dataclasses.replace(plan, spec=h200, max_rows=h200.tunables.prefix_max_rows, rows={})
+    plan = splitkv.plan_shared_prefix([(list(range(8)), 4824)], 8, 5200, 64, "cpu",
+                                      device_spec=h200)  # fmt: skip
     faster = {rows: plan.rows_for(8 if rows == 160 else 1, rows // (8 if rows == 160 else 1))
               is not None for rows in (12, 16, 24, 32, 48, 64, 96, 120, 128, 160)}  # fmt: skip
     assert [rows for rows, cascade in faster.items() if not cascade] == [120, 128]

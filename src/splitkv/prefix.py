@@ -139,6 +139,7 @@ def plan_shared_prefix(
     num_heads: int | None = None,
     qlen: int = 1,
     max_rows: int | None = None,
+    device_spec: DeviceSpec | None = None,
 ) -> SharedPrefixPlan:
     """Check the grouping and put it on the device.
 
@@ -154,12 +155,13 @@ def plan_shared_prefix(
     160 rows yes, 120 or 128 no), else decodes plainly (the same results). Default: the
     device's measured crossover (`DeviceSpec.tunables.prefix_max_rows`: 64 on the H200),
     else the cascade at any row count.
+    device_spec: the device the tiles are sized for; default: read off `device`.
     """
     groups = _check_groups(prefix_groups, batch_size, max_pages)
     if num_heads is not None:
         check_int("num_heads", num_heads, 1, MAX_HEADS)
         check_int("qlen", qlen, 1, MAX_QLEN)
-    spec = DeviceSpec.from_torch(device)
+    spec = device_spec if device_spec is not None else DeviceSpec.from_torch(device)
     if max_rows is None:
         max_rows = spec.tunables.prefix_max_rows
     else:

@@ -77,11 +77,11 @@ def chunk_layout(
     widest = _cut(groups, rows_per_request, max_rows)
     if not (tile and widest):
         return widest
-    best, best_rows = widest, _tile_rows(widest, tile) / NARROW_CHUNK_COST
+    best, best_rows = widest, _whole_tile_rows(widest, tile) / NARROW_CHUNK_COST
     for width in range(max_rows - tile, 0, -tile):  # ties keep the wider chunks
         chunks = _cut(groups, rows_per_request, width)
-        if _tile_rows(chunks, tile) < best_rows:
-            best, best_rows = chunks, _tile_rows(chunks, tile)
+        if _whole_tile_rows(chunks, tile) < best_rows:
+            best, best_rows = chunks, _whole_tile_rows(chunks, tile)
     return best
 
 
@@ -105,6 +105,6 @@ def _cut(groups, rows_per_request: int, width: int) -> list[tuple[int, int, int]
     return chunks
 
 
-def _tile_rows(chunks: list[tuple[int, int, int]], tile: int) -> int:
+def _whole_tile_rows(chunks: list[tuple[int, int, int]], tile: int) -> int:
     """Rows the chunks' tiles compute: every chunk as wide as the widest, in whole tiles."""
     return len(chunks) * -(-chunk_width(chunks) // tile) * tile
