@@ -169,6 +169,13 @@ def main() -> None:
             bad = wide.seq_lens.clone()
             bad[0], bad[1] = 1 << 30, -4
             splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=early)
+        for programs in (1, 300):  # and on the program loop
+            loop = splitkv.plan_decode(len(lengths), 4160, 128, page_size=8, device=dev,
+                                       schedule="balanced", num_programs=programs,
+                                       alternate_blocks=True)  # fmt: skip
+            out, lse = splitkv.mla_decode(*wide.args, plan=loop, validate=True)
+            check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))
+            splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=loop)
         ws.EARLY_PUBLISH = False
     # Key blocks by bulk tensor copies (kv_tma): tails, an empty request, corrupt inputs.
     for knobs in (

@@ -127,9 +127,24 @@ def test_early_publish_with_scores_that_climb_fall_or_jump(early_publish, factor
 
 
 @pytest.mark.gpu
-def test_early_publish_in_a_captured_graph_with_early_start(early_publish):
+@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
+def test_early_publish_in_a_captured_graph_with_early_start(early_publish, schedule):
     case = random_mla_case([20000, 4097, 65, 1], 128, dtype=torch.bfloat16, device="cuda")
-    replays_new_lengths(case, alternate_plan(case, 128, 1, 64, early_start=True))
+    replays_new_lengths(case, alternate_plan(case, 128, 1, 64, schedule=schedule,
+                                             early_start=True))  # fmt: skip
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,qlen", SHAPES)
+@pytest.mark.parametrize("num_programs", [None, 1, 7, 300])
+def test_early_publish_on_the_program_loop(early_publish, heads, qlen, num_programs):
+    # The buffers' free barriers carried from piece to piece (each warpgroup's turns counted
+    # over the program's pieces), pieces of one block (300) to many requests (1).
+    case = random_mla_case(lengths_for_ragged(qlen), heads, qlen=qlen, page_size=64,
+                           dtype=torch.bfloat16, device="cuda")  # fmt: skip
+    plan = alternate_plan(case, heads, qlen, 64, schedule="balanced", num_programs=num_programs)
+    assert plan.program_loop
+    check(case, plan)
 
 
 @pytest.mark.gpu

@@ -107,7 +107,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     merge_streams: the uniform kernel raising the merge's split flags for that many merge
     programs a row (0: off); alternate_blocks: the 64-row consumers taking turns
     (kernels/mla_alternate_blocks.py); early_publish: theirs publishing a block's P before
-    adding the other's (`ws.EARLY_PUBLISH`, the uniform kernel)."""
+    adding the other's (`ws.EARLY_PUBLISH`)."""
     import torch
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type

@@ -25,8 +25,8 @@ CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` co
 # stages free for the copies while two are read.
 ALTERNATE_BLOCKS = True
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
-# An experiment, off (docs/perf.md next runs, session 23): the uniform kernel's alternating
-# consumers publish a block's P before adding the other's block (kernels/mla_alternate_blocks.py).
+# An experiment, off (docs/perf.md next runs, session 23): the alternating consumers publish a
+# block's P before adding the other's block (kernels/mla_alternate_blocks.py).
 EARLY_PUBLISH = False
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
@@ -154,12 +154,11 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
         if plan.early_start
         else {}
     )
-    loop = plan.schedule == "balanced"
-    turns = plan.alternate_blocks and (not loop or query_descriptors is not None)
+    turns = plan.alternate_blocks and (plan.schedule != "balanced" or query_descriptors is not None)
     return {
         **early,
         **({"ALTERNATE_BLOCKS": True} if turns else {}),
-        **({"EARLY_PUBLISH": True} if turns and EARLY_PUBLISH and not loop else {}),
+        **({"EARLY_PUBLISH": True} if turns and EARLY_PUBLISH else {}),
         "NUM_HEADS": q.shape[2],
         "QLEN": q.shape[1],
         "BLOCK_Q": plan.block_h,
