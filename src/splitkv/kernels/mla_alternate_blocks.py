@@ -93,14 +93,13 @@ def turn_slot(buffer, w: gl.constexpr, EARLY_PUBLISH: gl.constexpr):
 
 @gluon.jit
 def take_other_statistics(m_mine, l_i, turns, other_turn, OTHER: gl.constexpr,
-                          rows_layout: gl.constexpr, EARLY_PUBLISH: gl.constexpr):  # fmt: skip
-    """The other warpgroup's block (its `other_turn`-th): wait for its P and statistics and
-    take its maximum and sum. Returns (m, l, alpha): O is still to be brought to the new
-    maximum by alpha."""
-    p_ready = turns[3]
-    mbarrier.wait(p_ready.index(OTHER), other_turn & 1)
-    m_other = turn_slot(turns[1], OTHER, EARLY_PUBLISH).load(rows_layout)
-    s_other = turn_slot(turns[2], OTHER, EARLY_PUBLISH).load(rows_layout)
+                          rows_layout: gl.constexpr):  # fmt: skip
+    """EARLY_PUBLISH: the other warpgroup's block (its `other_turn`-th): wait for its P and
+    statistics (in its slots) and take its maximum and sum. Returns (m, l, alpha): O is
+    still to be brought to the new maximum by alpha (`add_other_p_v`)."""
+    mbarrier.wait(turns[3].index(OTHER), other_turn & 1)
+    m_other = turns[1].index(OTHER).load(rows_layout)
+    s_other = turns[2].index(OTHER).load(rows_layout)
     m_safe = gl.where(m_other == float("-inf"), 0.0, m_other)  # as the other's exp2 used it
     alpha = gl.exp2(m_mine - m_safe)
     return m_other, l_i * alpha + s_other, alpha
@@ -127,14 +126,23 @@ def add_other_block(o, m_mine, l_i, v_half, turns, other_turn, OTHER: gl.constex
     mbarrier.wait(p_ready.index(OTHER), other_turn & 1)
     m_other = row_max.load(rows_layout)
     s_other = row_sum.load(rows_layout)
-    o = warpgroup_mma_wait(num_outstanding=OUTSTANDING, deps=(o,))  # this half's last P V
+    # Unlike `take_other_statistics`, this half's last P V is waited for before the statistics'
+    # arithmetic: the default build's order, measured (docs/perf.md v0.2.19-v0.2.20b).
+    o = warpgroup_mma_wait(num_outstanding=OUTSTANDING, deps=(o,))
     m_safe = gl.where(m_other == float("-inf"), 0.0, m_other)  # as the other's exp2 used it
     alpha = gl.exp2(m_mine - m_safe)
     l_i = l_i * alpha + s_other
+    return add_other_p_v(o, alpha, p_buffer, v_half), m_other, l_i
+
+
+@gluon.jit
+def add_other_p_v(o, alpha, p_other, v_half):
+    """O (no wgmma of it in flight) brought to the new maximum by alpha, then the other's P
+    (from shared memory) times this half's V issued on it (async: the caller waits)."""
     o_rows: gl.constexpr = gl.SliceLayout(1, o.type.layout)
-    o = warpgroup_mma(p_buffer, v_half, o * gl.convert_layout(alpha, o_rows)[:, None],
-                      is_async=True)  # fmt: skip
-    return o, m_other, l_i
+    return warpgroup_mma(
+        p_other, v_half, o * gl.convert_layout(alpha, o_rows)[:, None], is_async=True
+    )
 
 
 @gluon.jit
@@ -191,7 +199,7 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
             alpha_other = gl.full([BLOCK_M], 1.0, gl.float32, s_rows)
             if j >= 1:  # the other's block j - 1: its maximum is where block j's softmax starts
                 m_i, l_i, alpha_other = take_other_statistics(
-                    m_i, l_i, turns, other_turns + (j - 1 - OTHER) // 2, OTHER, s_rows, True
+                    m_i, l_i, turns, other_turns + (j - 1 - OTHER) // 2, OTHER, s_rows
                 )
             scores = warpgroup_mma_wait(num_outstanding=0, deps=(s_acc,))
         else:
@@ -227,9 +235,7 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
             o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))  # none in flight: O itself
             if j >= 1:  # now the other's block j - 1 on this half, from its slot
                 other_stage = (ring_start + j - 1) % NUM_STAGES
-                o = warpgroup_mma(p_buffer.index(OTHER), v_mine.index(other_stage),
-                                  o * gl.convert_layout(alpha_other, o_rows)[:, None],
-                                  is_async=True)  # fmt: skip
+                o = add_other_p_v(o, alpha_other, p_buffer.index(OTHER), v_mine.index(other_stage))
                 o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
                 mbarrier.arrive(empty.index(other_stage), count=1)
                 mbarrier.arrive(turns[5].index(OTHER), count=1)
@@ -253,11 +259,9 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
         last_turn = other_turns + (last - OTHER) // 2
         if EARLY_PUBLISH:
             m_i, l_i, alpha_other = take_other_statistics(m_i, l_i, turns, last_turn, OTHER,
-                                                          s_rows, True)  # fmt: skip
+                                                          s_rows)  # fmt: skip
             o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
-            o = warpgroup_mma(p_buffer.index(OTHER), v_mine.index(last_stage),
-                              o * gl.convert_layout(alpha_other, o_rows)[:, None],
-                              is_async=True)  # fmt: skip
+            o = add_other_p_v(o, alpha_other, p_buffer.index(OTHER), v_mine.index(last_stage))
         else:
             o, m_i, l_i = add_other_block(o, m_i, l_i, v_mine.index(last_stage), turns,
                                           last_turn, OTHER, s_rows, 0)  # fmt: skip
