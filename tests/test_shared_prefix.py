@@ -192,11 +192,16 @@ def test_chunks_narrow_to_whole_tiles_where_that_computes_less():
     # 8 members of 24 rows (12 heads x qlen 2): chunks of 128 rows are 128 + 64, both padded
     # to 128 (256 tile rows); chunks of one 64-row tile are 3 x 64 (192). 8 of 120 rows: 960
     # rows in 15 chunks of 64 against 8 of 128 (1,024), too little to lose the two-block
-    # tile for; 8 of 12: one chunk of 96 either way. No tile: chunks of max_rows.
-    group = ((tuple(range(8)), 10),)
-    widths = {rows: [n for _, _, n in chunk_layout(group, rows, 128, 64)] for rows in (24, 120, 12)}
+    # tile for; 8 of 12: one chunk of 96 either way. The H200's tiles on a CPU plan.
+    group = [(list(range(8)), 10)]
+    plan = splitkv.plan_shared_prefix(group, 8, 10, 16, "cpu",
+                                      device_spec=splitkv.DeviceSpec.preset("h200"))  # fmt: skip
+    widths = {rows: [n for _, _, n in chunk_layout(plan.groups, rows, plan._chunk_rows(rows))]
+              for rows in (24, 120, 12)}  # fmt: skip
     assert widths == {24: [64, 64, 64], 120: [128] * 7 + [64], 12: [96]}
-    assert [n for _, _, n in chunk_layout(group, 24, 128)] == [128, 64]
+    assert [n for _, _, n in chunk_layout(plan.groups, 24, 128)] == [128, 64]
+    stacked = plan.rows_for(2, 12)
+    assert (stacked.num_chunks, stacked.width) == (3, 64)
 
 
 def test_plan_for_a_shape_and_bad_shapes_named(device):

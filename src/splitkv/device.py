@@ -48,9 +48,10 @@ class PartitionTunables:
     balanced_cost: the balanced schedule's stage-1 time per key block relative to uniform
         splits' (it finds its requests and pieces on the device); steers schedule="auto".
     prefix_max_rows: the most query rows a request (heads x qlen) for which
-        `mla_decode_shared_prefix` reads a group's shared pages once (the cascade); calls with
-        more decode plainly, their attention compute-bound so that the cascade's two passes
-        cost more than the reads they save. None: the cascade at any row count.
+        `mla_decode_shared_prefix` always reads a group's shared pages once (the cascade);
+        past it the attention is compute-bound, and a call takes the cascade only where it
+        pads the tensor-core tiles less than decoding plainly (`prefix.py`). None: the
+        cascade at any row count.
     fitted: False while the values are seed 001's MI355X constants carried over unmeasured.
     """
 

@@ -44,6 +44,10 @@ from splitkv.prefix_rows import PrefixRows, chunk_layout, chunk_width, prefix_ro
 # The cascade's time over the plain path's at equal tile rows, past max_rows (its second pass
 # and merge; 1.01-1.06 on the H200 at 120 and 128 rows a request, docs/perf.md session 22).
 CASCADE_COST = 1.06
+# The prefix pass on chunks of one tile runs one head block a chunk, without the alternating
+# consumers that two or more take (6-10% faster a row on the H200, docs/perf.md v0.2.19b):
+# narrower chunks must save more tile rows than that.
+NARROW_CHUNK_COST = 1.1
 
 
 @dataclass(frozen=True)
@@ -68,9 +72,10 @@ class SharedPrefixPlan:
         pay)."""
         if (qlen, heads) in self.rows:
             return self.rows[qlen, heads]
-        tile = self.spec.tunables.block_m
-        chunks = chunk_layout(self.groups, qlen * heads, MAX_HEADS, tile)
-        if not (chunks and self._cascade_pays(chunks, qlen * heads)):
+        per_request = qlen * heads
+        width = self._chunk_rows(per_request)
+        chunks = chunk_layout(self.groups, per_request, width)
+        if not (chunks and self._cascade_pays(chunks, per_request)):
             self.rows[qlen, heads] = None  # a plain decode: nothing to put on the device
             return None
         if self.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
@@ -81,9 +86,28 @@ class SharedPrefixPlan:
             )
         batch = self.prefix_len.shape[0]
         self.rows[qlen, heads] = prefix_rows(
-            self.groups, batch, qlen * heads, self.page_size, MAX_HEADS, self.device, tile
+            self.groups, batch, per_request, self.page_size, width, self.device
         )
         return self.rows[qlen, heads]
+
+    def _chunk_rows(self, per_request: int) -> int:
+        """The prefix pass's most rows a chunk: MAX_HEADS, or a smaller multiple of the tile
+        (`block_m`) where that computes fewer tile rows by more than NARROW_CHUNK_COST (8
+        members of 24 rows: 3 chunks of 64 rows instead of 128 and 64 padded to 2 x 128)."""
+        tile = self.spec.tunables.block_m
+        best = MAX_HEADS
+        best_rows = self._stacked_rows(chunk_layout(self.groups, per_request, best))
+        best_rows /= NARROW_CHUNK_COST
+        for width in range(MAX_HEADS - tile, 0, -tile):  # ties keep the wider chunks
+            rows = self._stacked_rows(chunk_layout(self.groups, per_request, width))
+            if rows < best_rows:
+                best, best_rows = width, rows
+        return best
+
+    def _stacked_rows(self, chunks: list[tuple[int, int, int]]) -> int:
+        """Rows the prefix pass's tiles compute: every chunk as wide as the widest (one
+        request's heads), in whole head blocks."""
+        return len(chunks) * _tile_rows(chunk_width(chunks), self.spec) if chunks else 0
 
     def _cascade_pays(self, chunks: list[tuple[int, int, int]], per_request: int) -> bool:
         """Up to `max_rows` query rows a request, always. Past them both paths compute the
@@ -97,8 +121,7 @@ class SharedPrefixPlan:
             return True
         members = sum(len(m) for m, pages in self.groups if pages)
         plain = members * _tile_rows(per_request, self.spec)
-        stacked = len(chunks) * _tile_rows(chunk_width(chunks), self.spec)
-        return stacked * CASCADE_COST <= plain
+        return self._stacked_rows(chunks) * CASCADE_COST <= plain
 
     def plans_for(self, q: torch.Tensor, columns: int, rows: PrefixRows | None
                   ) -> tuple[DecodePlan, DecodePlan | None]:  # fmt: skip

@@ -31,13 +31,11 @@ def prefix_rows(
     page_size: int,
     max_rows: int,
     device: torch.device | str,
-    tile: int | None = None,
 ) -> PrefixRows | None:
     """The chunks of `groups` ((members, shared pages) each) for requests of `rows_per_request`
-    query rows (qlen x heads, flat as q's rows are), or None when no group has a page
-    (`chunk_layout`'s, with `tile`). Query rows of requests outside every pass point at chunk
-    row 0 (their prefix state is masked)."""
-    chunks = chunk_layout(groups, rows_per_request, max_rows, tile)
+    query rows (qlen x heads, flat as q's rows are), or None when no group has a page. Query
+    rows of requests outside every pass point at chunk row 0 (their prefix state is masked)."""
+    chunks = chunk_layout(groups, rows_per_request, max_rows)
     if not chunks:
         return None
     width = chunk_width(chunks)
@@ -63,48 +61,18 @@ def prefix_rows(
 
 
 def chunk_layout(
-    groups: tuple[tuple[tuple[int, ...], int], ...],
-    rows_per_request: int,
-    max_rows: int,
-    tile: int | None = None,
+    groups: tuple[tuple[tuple[int, ...], int], ...], rows_per_request: int, max_rows: int
 ) -> list[tuple[int, int, int]]:
     """The prefix pass's chunks from host integers alone: (group, its first stacked row in the
-    chunk, rows) each, every group with a page cut into chunks of at most `max_rows` rows,
-    or, with `tile` (the tensor-core tile's rows, `block_m`), of a smaller multiple of it
-    where that computes fewer tile rows than chunks of max_rows by more than NARROW_CHUNK_COST
-    (every chunk is padded to the widest, and the widest to whole tiles: 8 members of 24 rows
-    are 3 chunks of 64 rows instead of 128 and 64 padded to 2 x 128)."""
-    widest = _cut(groups, rows_per_request, max_rows)
-    if not (tile and widest):
-        return widest
-    best, best_rows = widest, _whole_tile_rows(widest, tile) / NARROW_CHUNK_COST
-    for width in range(max_rows - tile, 0, -tile):  # ties keep the wider chunks
-        chunks = _cut(groups, rows_per_request, width)
-        if _whole_tile_rows(chunks, tile) < best_rows:
-            best, best_rows = chunks, _whole_tile_rows(chunks, tile)
-    return best
+    chunk, rows) each, every group with a page cut into chunks of at most `max_rows`."""
+    chunks = []
+    for g, (members, pages) in enumerate(groups):
+        if pages:
+            total = len(members) * rows_per_request
+            chunks += [(g, s, min(max_rows, total - s)) for s in range(0, total, max_rows)]
+    return chunks
 
 
 def chunk_width(chunks: list[tuple[int, int, int]]) -> int:
     """Rows every chunk holds (the widest chunk's; the rest padding)."""
     return max(rows for _, _, rows in chunks)
-
-
-# The prefix pass on chunks of one tile runs one head block a chunk, without the alternating
-# consumers that two or more take (6-10% faster a row on the H200, docs/perf.md v0.2.19b):
-# narrower chunks must save more tile rows than that.
-NARROW_CHUNK_COST = 1.1
-
-
-def _cut(groups, rows_per_request: int, width: int) -> list[tuple[int, int, int]]:
-    chunks = []
-    for g, (members, pages) in enumerate(groups):
-        if pages:
-            total = len(members) * rows_per_request
-            chunks += [(g, s, min(width, total - s)) for s in range(0, total, width)]
-    return chunks
-
-
-def _whole_tile_rows(chunks: list[tuple[int, int, int]], tile: int) -> int:
-    """Rows the chunks' tiles compute: every chunk as wide as the widest, in whole tiles."""
-    return len(chunks) * -(-chunk_width(chunks) // tile) * tile
