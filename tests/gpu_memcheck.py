@@ -8,7 +8,6 @@ PYTORCH_NO_CUDA_MEMORY_CACHING=1, or torch's caching allocator hides out-of-boun
 import torch
 
 import splitkv
-from splitkv import warp_specialized as ws
 from splitkv.testing import check_against_reference, random_gqa_case, random_mla_case
 
 
@@ -158,25 +157,6 @@ def main() -> None:
                 bad = wide.seq_lens.clone()
                 bad[0], bad[1] = 1 << 30, -4
                 splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=turns)
-        # The opt-in experiment: the alternating pair publishing P before the other's P V.
-        ws.EARLY_PUBLISH = True
-        wide = random_mla_case(lengths, 128, page_size=8, dtype=torch.bfloat16, device=dev)
-        for splits in (1, 16):
-            early = splitkv.plan_decode(len(lengths), 4160, 128, page_size=8, device=dev,
-                                        num_splits=splits, alternate_blocks=True)  # fmt: skip
-            out, lse = splitkv.mla_decode(*wide.args, plan=early, validate=True)
-            check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))
-            bad = wide.seq_lens.clone()
-            bad[0], bad[1] = 1 << 30, -4
-            splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=early)
-        for programs in (1, 300):  # and on the program loop
-            loop = splitkv.plan_decode(len(lengths), 4160, 128, page_size=8, device=dev,
-                                       schedule="balanced", num_programs=programs,
-                                       alternate_blocks=True)  # fmt: skip
-            out, lse = splitkv.mla_decode(*wide.args, plan=loop, validate=True)
-            check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))
-            splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=loop)
-        ws.EARLY_PUBLISH = False
     # Key blocks by bulk tensor copies (kv_tma): tails, an empty request, corrupt inputs.
     for knobs in (
         {},

@@ -96,57 +96,6 @@ def test_matches_the_reference(heads, qlen, page_size, num_splits):
     check(case, alternate_plan(case, heads, qlen, page_size, num_splits=num_splits))
 
 
-@pytest.fixture
-def early_publish(monkeypatch):
-    # The opt-in experiment (ws.EARLY_PUBLISH): the uniform kernel's pair publishing a block's
-    # P before adding the other's block, a P buffer and a `p_free` barrier per warpgroup.
-    monkeypatch.setattr(ws, "EARLY_PUBLISH", True)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("heads,qlen", SHAPES)
-@pytest.mark.parametrize("page_size", [8, 64])
-@pytest.mark.parametrize("num_splits", [None, 1, 3, 16])
-def test_early_publish_matches_the_reference(early_publish, heads, qlen, page_size, num_splits):
-    # Both buffers' and barriers' phases over splits of 0, 1, 2 and many blocks, the last
-    # block either warpgroup's (the other's then added after the loop), one split writing
-    # the output.
-    case = random_mla_case(lengths_for(qlen), heads, qlen=qlen, page_size=page_size,
-                           dtype=torch.bfloat16, device="cuda")  # fmt: skip
-    check(case, alternate_plan(case, heads, qlen, page_size, num_splits=num_splits))
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("factor", FACTORS)
-def test_early_publish_with_scores_that_climb_fall_or_jump(early_publish, factor):
-    # The other's maximum taken before this block's softmax, O rescaled twice after it.
-    case = random_mla_case(lengths_for(1), 128, page_size=64, dtype=torch.bfloat16,
-                           device="cuda")  # fmt: skip
-    scale_keys_by_position(case, 64, FACTORS[factor])
-    check(case, alternate_plan(case, 128, 1, 64))
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
-def test_early_publish_in_a_captured_graph_with_early_start(early_publish, schedule):
-    case = random_mla_case([20000, 4097, 65, 1], 128, dtype=torch.bfloat16, device="cuda")
-    replays_new_lengths(case, alternate_plan(case, 128, 1, 64, schedule=schedule,
-                                             early_start=True))  # fmt: skip
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("heads,qlen", SHAPES)
-@pytest.mark.parametrize("num_programs", [None, 1, 7, 300])
-def test_early_publish_on_the_program_loop(early_publish, heads, qlen, num_programs):
-    # The buffers' free barriers carried from piece to piece (each warpgroup's turns counted
-    # over the program's pieces), pieces of one block (300) to many requests (1).
-    case = random_mla_case(lengths_for_ragged(qlen), heads, qlen=qlen, page_size=64,
-                           dtype=torch.bfloat16, device="cuda")  # fmt: skip
-    plan = alternate_plan(case, heads, qlen, 64, schedule="balanced", num_programs=num_programs)
-    assert plan.program_loop
-    check(case, plan)
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("heads,qlen", SHAPES)
 @pytest.mark.parametrize("page_size", [8, 64])

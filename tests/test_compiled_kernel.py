@@ -144,18 +144,6 @@ def test_alternating_consumers_compile_without_serialized_wgmma(page_size, heads
 
 
 @pytest.mark.parametrize("balanced_batch", ["0", "8"])
-def test_early_publish_compiles_without_serialized_wgmma(balanced_batch):
-    # The opt-in `ws.EARLY_PUBLISH` (docs/perf.md next runs, session 23): the alternating pair
-    # with a P buffer per warpgroup, within shared memory, its 84 wgmma not serialized; no
-    # spills in the uniform kernel's loop (the program loop's 5, as without it).
-    report = compiled("--warp-specialized", "--heads", "128", "--alternate-blocks",
-                      "--early-publish", "--balanced-batch", balanced_batch)  # fmt: skip
-    assert report["wgmma"] == 84 and report["wgmma_waits"] <= 16
-    spills = 0 if balanced_batch == "0" else 5
-    assert report["shared_kb"] <= 227 and report["loop_spills"] <= spills
-
-
-@pytest.mark.parametrize("balanced_batch", ["0", "8"])
 def test_warp_specialized_kernels_compile_with_bf16_partials(balanced_batch):
     # partial_dtype=torch.bfloat16: the Gluon stores cast the fp32 partials to the workspace's
     # bfloat16, without spills.

@@ -95,8 +95,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
                              early_start: bool = False,
                              consumer_groups: int | None = None,
                              merge_streams: int = 0,
-                             alternate_blocks: bool = False,
-                             early_publish: bool = False):  # fmt: skip
+                             alternate_blocks: bool = False):  # fmt: skip
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
     builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
     program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many, with
@@ -106,8 +105,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     consumer_groups: the plan's (default: as the planner gives a block_q block);
     merge_streams: the uniform kernel raising the merge's split flags for that many merge
     programs a row (0: off); alternate_blocks: the 64-row consumers taking turns
-    (kernels/mla_alternate_blocks.py); early_publish: theirs publishing a block's P before
-    adding the other's (`ws.EARLY_PUBLISH`)."""
+    (kernels/mla_alternate_blocks.py)."""
     import torch
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
@@ -146,8 +144,6 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
         signature.update({"lat_desc": mangle_type(lat_desc), "rope_desc": mangle_type(rope_desc)})
         constants.update({"ALTERNATE_BLOCKS": True, "BLOCK_N": ws.ALTERNATE_BLOCK_N,
                           "NUM_STAGES": ws.ALTERNATE_STAGES})  # fmt: skip
-        if early_publish:
-            constants["EARLY_PUBLISH"] = True
     # Both kernels' outputs (written with whole_pieces: the loop's one-piece requests, or
     # every request of the uniform kernel on one split).
     signature.update({"out_ptr": "*bf16", "lse_ptr": "*fp32"})
@@ -329,8 +325,6 @@ def main() -> None:
                         "merge programs a row")  # fmt: skip
     parser.add_argument("--alternate-blocks", action="store_true",
                         help="--warp-specialized: the 64-row consumers taking turns")  # fmt: skip
-    parser.add_argument("--early-publish", action="store_true",
-                        help="--alternate-blocks: P published before the other's P V")  # fmt: skip
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -340,8 +334,8 @@ def main() -> None:
                                           args.block_q, args.keys_as_rows or None,
                                           args.whole_pieces, not args.no_lse,
                                           args.early_start, args.consumer_groups,
-                                          args.merge_streams, args.alternate_blocks,
-                                          args.early_publish)  # fmt: skip
+                                          args.merge_streams,
+                                          args.alternate_blocks)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
                **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg"),
                "copies_before_wait": copies_before_wait(kernel.asm["ptx"]),

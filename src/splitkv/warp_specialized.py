@@ -25,9 +25,6 @@ CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` co
 # stages free for the copies while two are read.
 ALTERNATE_BLOCKS = True
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
-# An experiment, off (docs/perf.md next runs, session 23): the alternating consumers publish a
-# block's P before adding the other's block (kernels/mla_alternate_blocks.py).
-EARLY_PUBLISH = False
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
@@ -158,7 +155,6 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
     return {
         **early,
         **({"ALTERNATE_BLOCKS": True} if turns else {}),
-        **({"EARLY_PUBLISH": True} if turns and EARLY_PUBLISH else {}),
         "NUM_HEADS": q.shape[2],
         "QLEN": q.shape[1],
         "BLOCK_Q": plan.block_h,

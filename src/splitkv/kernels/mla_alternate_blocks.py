@@ -20,14 +20,10 @@ The ring holds 4 blocks of 32 keys (two in work, one a warpgroup, two being copi
 Why one P buffer is enough: the warpgroup that writes P_{j+1} is the one that reads P_j, and it
 writes only after its P_j V_j is done; the same holds for the statistics. Across a program
 loop's pieces nothing orders them, so the two meet between pieces (`wait_for_each_other`).
-
-EARLY_PUBLISH (an experiment, the uniform kernel; docs/perf.md next runs, session 23): the
-chain from one warpgroup's softmax to the other's is the tile's bound (ncu, session 22: the
-pair's barrier waits), and it held the rescale of O and the issue of the other's P V. Here a
-warpgroup takes the other's statistics, runs its softmax and publishes P_j first, and only
-then rescales O and adds the other's block and its own. Each warpgroup then publishes into a
-buffer of its own (the other's P_{j-1} is read after P_j is written), and overwrites it only
-once the other's P V read it (`p_free`, arrived right after that multiply).
+A buffer per warpgroup was measured twice and lost both times (H200, docs/perf.md): alone
+(v0.2.22b, 2-5% slower) and to publish P before adding the other's block (v0.2.22d, 2-4%
+slower: the wait for the other to have read a buffer lands in the softmax chain it was to
+shorten).
 """
 
 from __future__ import annotations
@@ -51,58 +47,23 @@ BLOCK_M = gl.constexpr(64)  # query rows: one warpgroup's wgmma M
 
 
 @gluon.jit
-def allocate_turn_buffers(dtype: gl.constexpr, BLOCK_N: gl.constexpr,
-                          EARLY_PUBLISH: gl.constexpr = False):  # fmt: skip
+def allocate_turn_buffers(dtype: gl.constexpr, BLOCK_N: gl.constexpr):
     """What the two warpgroups exchange: one block's P [64, BLOCK_N] (wgmma's A operand from
     shared memory), its rows' running maximum and sum, a barrier per warpgroup that says its
     latest P and statistics are in, and one both arrive at between a program loop's pieces
-    (`wait_for_each_other`). EARLY_PUBLISH: P and the statistics once a warpgroup, indexed
-    by the warpgroup, and a barrier per warpgroup that says the other read its P (`p_free`)."""
-    p_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, BLOCK_N], dtype)
+    (`wait_for_each_other`)."""
+    p_buffer = gl.allocate_shared_memory(
+        dtype, [BLOCK_M, BLOCK_N], gl.NVMMASharedLayout.get_default_for([BLOCK_M, BLOCK_N], dtype)
+    )
     plain: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
-    if EARLY_PUBLISH:
-        p_buffer = gl.allocate_shared_memory(dtype, [2, BLOCK_M, BLOCK_N], p_layout)
-        row_max = gl.allocate_shared_memory(gl.float32, [2, BLOCK_M], plain)
-        row_sum = gl.allocate_shared_memory(gl.float32, [2, BLOCK_M], plain)
-    else:
-        p_buffer = gl.allocate_shared_memory(dtype, [BLOCK_M, BLOCK_N], p_layout)
-        row_max = gl.allocate_shared_memory(gl.float32, [BLOCK_M], plain)
-        row_sum = gl.allocate_shared_memory(gl.float32, [BLOCK_M], plain)
+    row_max = gl.allocate_shared_memory(gl.float32, [BLOCK_M], plain)
+    row_sum = gl.allocate_shared_memory(gl.float32, [BLOCK_M], plain)
     p_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for w in gl.static_range(2):
         mbarrier.init(p_ready.index(w), count=1)
     both_done = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(both_done, count=2)
-    turns = (p_buffer, row_max, row_sum, p_ready, both_done)
-    if EARLY_PUBLISH:
-        p_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-        for w in gl.static_range(2):
-            mbarrier.init(p_free.index(w), count=1)
-        turns = turns + (p_free,)  # noqa: RUF005 (the JIT frontend takes no starred tuple)
-    return turns
-
-
-@gluon.jit
-def turn_slot(buffer, w: gl.constexpr, EARLY_PUBLISH: gl.constexpr):
-    """Warpgroup w's P or statistics: its own slot with EARLY_PUBLISH, else the one buffer."""
-    if EARLY_PUBLISH:
-        return buffer.index(w)
-    else:
-        return buffer
-
-
-@gluon.jit
-def take_other_statistics(m_mine, l_i, turns, other_turn, OTHER: gl.constexpr,
-                          rows_layout: gl.constexpr):  # fmt: skip
-    """EARLY_PUBLISH: the other warpgroup's block (its `other_turn`-th): wait for its P and
-    statistics (in its slots) and take its maximum and sum. Returns (m, l, alpha): O is
-    still to be brought to the new maximum by alpha (`add_other_p_v`)."""
-    mbarrier.wait(turns[3].index(OTHER), other_turn & 1)
-    m_other = turns[1].index(OTHER).load(rows_layout)
-    s_other = turns[2].index(OTHER).load(rows_layout)
-    m_safe = gl.where(m_other == float("-inf"), 0.0, m_other)  # as the other's exp2 used it
-    alpha = gl.exp2(m_mine - m_safe)
-    return m_other, l_i * alpha + s_other, alpha
+    return p_buffer, row_max, row_sum, p_ready, both_done
 
 
 @gluon.jit
@@ -122,27 +83,18 @@ def add_other_block(o, m_mine, l_i, v_half, turns, other_turn, OTHER: gl.constex
     O and the sum to its maximum, and issue P V on this warpgroup's half of the columns (async:
     the caller waits). OUTSTANDING: the wgmma groups issued since this half's last P V (the
     next block's scores), which may keep running. Returns (o, m, l)."""
-    p_buffer, row_max, row_sum, p_ready = turns[0], turns[1], turns[2], turns[3]
+    p_buffer, row_max, row_sum, p_ready, _ = turns
     mbarrier.wait(p_ready.index(OTHER), other_turn & 1)
     m_other = row_max.load(rows_layout)
     s_other = row_sum.load(rows_layout)
-    # Unlike `take_other_statistics`, this half's last P V is waited for before the statistics'
-    # arithmetic: the default build's order, measured (docs/perf.md v0.2.19-v0.2.20b).
-    o = warpgroup_mma_wait(num_outstanding=OUTSTANDING, deps=(o,))
+    o = warpgroup_mma_wait(num_outstanding=OUTSTANDING, deps=(o,))  # this half's last P V
     m_safe = gl.where(m_other == float("-inf"), 0.0, m_other)  # as the other's exp2 used it
     alpha = gl.exp2(m_mine - m_safe)
     l_i = l_i * alpha + s_other
-    return add_other_p_v(o, alpha, p_buffer, v_half), m_other, l_i
-
-
-@gluon.jit
-def add_other_p_v(o, alpha, p_other, v_half):
-    """O (no wgmma of it in flight) brought to the new maximum by alpha, then the other's P
-    (from shared memory) times this half's V issued on it (async: the caller waits)."""
     o_rows: gl.constexpr = gl.SliceLayout(1, o.type.layout)
-    return warpgroup_mma(
-        p_other, v_half, o * gl.convert_layout(alpha, o_rows)[:, None], is_async=True
-    )
+    o = warpgroup_mma(p_buffer, v_half, o * gl.convert_layout(alpha, o_rows)[:, None],
+                      is_async=True)  # fmt: skip
+    return o, m_other, l_i
 
 
 @gluon.jit
@@ -153,7 +105,7 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
                             NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
                             NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
                             RELEASE_QUERIES: gl.constexpr, W: gl.constexpr, final=None,
-                            whole=False, EARLY_PUBLISH: gl.constexpr = False):  # fmt: skip
+                            whole=False):  # fmt: skip
     """Warpgroup W (0 or 1) of the pair, on the ring's next num_blocks blocks (from
     ring_start; `attend_key_blocks`' contract otherwise): the blocks W, W + 2, ... scored here,
     every block's P V on O's columns [W * 256, W * 256 + 256) (k_lo's or k_hi's), then that
@@ -161,12 +113,10 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
     `queries_free` count both warpgroups (one arrival each). other_turns: the blocks the other
     warpgroup published before these (earlier pieces of a program loop), for its barrier's
     phase. final, whole: where `whole`, the half goes to the request's output (and, for W = 0,
-    the lse) at `final` instead (`gluon_row_store.store_row_half`). EARLY_PUBLISH: this
-    block's P published before the other's block is added (the module's docstring)."""
+    the lse) at `final` instead (`gluon_row_store.store_row_half`)."""
     gl.static_assert(gl.num_warps() == 4, "one warpgroup a partition")
     OTHER: gl.constexpr = 1 - W
-    p_buffer, row_max, row_sum, p_ready = turns[0], turns[1], turns[2], turns[3]
-    my_turns = ring_start - other_turns  # the blocks this warpgroup published before these
+    p_buffer, row_max, row_sum, p_ready, _ = turns
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16]
     )
@@ -195,50 +145,29 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
         s_acc = warpgroup_mma(q_lo, k_lo.index(stage).permute((1, 0)), s_acc, is_async=True)
         s_acc = warpgroup_mma(q_hi, k_hi.index(stage).permute((1, 0)), s_acc, is_async=True)
         s_acc = warpgroup_mma(q_pe, k_pe.index(stage).permute((1, 0)), s_acc, is_async=True)
-        if EARLY_PUBLISH:
-            alpha_other = gl.full([BLOCK_M], 1.0, gl.float32, s_rows)
-            if j >= 1:  # the other's block j - 1: its maximum is where block j's softmax starts
-                m_i, l_i, alpha_other = take_other_statistics(
-                    m_i, l_i, turns, other_turns + (j - 1 - OTHER) // 2, OTHER, s_rows
-                )
-            scores = warpgroup_mma_wait(num_outstanding=0, deps=(s_acc,))
+        if j >= 1:  # the other's block j - 1: its maximum is where block j's softmax starts
+            other_stage = (ring_start + j - 1) % NUM_STAGES
+            o, m_i, l_i = add_other_block(o, m_i, l_i, v_mine.index(other_stage), turns,
+                                          other_turns + (j - 1 - OTHER) // 2, OTHER, s_rows,
+                                          1)  # fmt: skip
+            scores = warpgroup_mma_wait(num_outstanding=1, deps=(s_acc,))  # P V may run on
         else:
-            if j >= 1:  # the other's block j - 1: its maximum is where block j's softmax starts
-                other_stage = (ring_start + j - 1) % NUM_STAGES
-                o, m_i, l_i = add_other_block(o, m_i, l_i, v_mine.index(other_stage), turns,
-                                              other_turns + (j - 1 - OTHER) // 2, OTHER, s_rows,
-                                              1)  # fmt: skip
-                scores = warpgroup_mma_wait(num_outstanding=1, deps=(s_acc,))  # P V may run on
-            else:
-                scores = warpgroup_mma_wait(num_outstanding=0, deps=(s_acc,))
+            scores = warpgroup_mma_wait(num_outstanding=0, deps=(s_acc,))
         p, m_new, m_safe = block_probabilities(scores, m_i, block_key, cols, lo_key, row_limit,
                                                unmasked_end, scale_log2, BLOCK_N)  # fmt: skip
         p_sum = gl.sum(p, 1)
         p_low = p.to(q_lo.dtype)
-        if EARLY_PUBLISH:
-            # The other read this warpgroup's last P (its P V is done) before it is overwritten.
-            turn = my_turns + t
-            mbarrier.wait(turns[5].index(W), (turn - 1) & 1, pred=turn > 0)
-        else:
-            o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))  # the buffer's P is read
-            if j >= 1:
-                mbarrier.arrive(empty.index((ring_start + j - 1) % NUM_STAGES), count=1)
+        o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))  # the buffer's P is read
+        if j >= 1:
+            mbarrier.arrive(empty.index((ring_start + j - 1) % NUM_STAGES), count=1)
         # Publish P and the statistics for the other warpgroup (its P V of this block, and
         # its next block's softmax), every thread's stores visible before the one arrival.
-        turn_slot(p_buffer, W, EARLY_PUBLISH).store(p_low)
-        turn_slot(row_max, W, EARLY_PUBLISH).store(m_new)
-        turn_slot(row_sum, W, EARLY_PUBLISH).store(p_sum)
+        p_buffer.store(p_low)
+        row_max.store(m_new)
+        row_sum.store(p_sum)
         fence_async_shared()
         gl.thread_barrier()
         mbarrier.arrive(p_ready.index(W), count=1)
-        if EARLY_PUBLISH:
-            o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))  # none in flight: O itself
-            if j >= 1:  # now the other's block j - 1 on this half, from its slot
-                other_stage = (ring_start + j - 1) % NUM_STAGES
-                o = add_other_p_v(o, alpha_other, p_buffer.index(OTHER), v_mine.index(other_stage))
-                o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
-                mbarrier.arrive(empty.index(other_stage), count=1)
-                mbarrier.arrive(turns[5].index(OTHER), count=1)
         alpha = gl.exp2(m_i - m_safe)
         l_i = l_i * alpha + p_sum
         m_i = m_new
@@ -257,19 +186,11 @@ def attend_alternate_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, tu
     trailing = (last >= 0) & (last % 2 == OTHER)  # the other's last block, after this one's last
     if trailing:
         last_turn = other_turns + (last - OTHER) // 2
-        if EARLY_PUBLISH:
-            m_i, l_i, alpha_other = take_other_statistics(m_i, l_i, turns, last_turn, OTHER,
-                                                          s_rows)  # fmt: skip
-            o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
-            o = add_other_p_v(o, alpha_other, p_buffer.index(OTHER), v_mine.index(last_stage))
-        else:
-            o, m_i, l_i = add_other_block(o, m_i, l_i, v_mine.index(last_stage), turns,
-                                          last_turn, OTHER, s_rows, 0)  # fmt: skip
+        o, m_i, l_i = add_other_block(o, m_i, l_i, v_mine.index(last_stage), turns, last_turn,
+                                      OTHER, s_rows, 0)  # fmt: skip
     o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
     if trailing:
         mbarrier.arrive(empty.index(last_stage), count=1)
-        if EARLY_PUBLISH:
-            mbarrier.arrive(turns[5].index(OTHER), count=1)
 
     # This half of the partial (or of the request's output): rows that saw no key get out 0
     # and lse -inf (the merge weighs them 0).

@@ -360,7 +360,6 @@ def mla_warp_specialized_kernel(
     MERGE_STREAMS: gl.constexpr = False,
     D_SPLIT: gl.constexpr = 1,  # MERGE_STREAMS: the merge's programs per row
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
-    EARLY_PUBLISH: gl.constexpr = False,  # ALTERNATE_BLOCKS: P published before the other's P V
     WHOLE_OUTPUT: gl.constexpr = False,  # one split: it writes out (and lse) itself, no merge
     WRITE_LSE: gl.constexpr = False,  # WHOLE_OUTPUT: the call asked for the lse
 ):
@@ -396,7 +395,7 @@ def mla_warp_specialized_kernel(
     k_lo, k_hi, k_pe, ready, empty = ring
     if ALTERNATE_BLOCKS:
         gl.static_assert(BLOCK_Q == BLOCK_M and not KEYS_AS_ROWS, "alternate blocks: 64 rows")
-        turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N, EARLY_PUBLISH)
+        turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N)
     if not QUERY_TMA:  # else the producer brings them
         if EARLY_START:
             wait_for_kernel_ahead()  # it may be writing q
@@ -426,14 +425,14 @@ def mla_warp_specialized_kernel(
                                            num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
                                            scale_log2, queries_in, queries_free, 0, NUM_HEADS,
                                            BLOCK_N, NUM_STAGES, QUERY_TMA, False, 1, final,
-                                           WHOLE_OUTPUT, EARLY_PUBLISH)),
+                                           WHOLE_OUTPUT)),
                 (attend_alternate_blocks, (q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty,
                                            turns, 0, num_blocks, lo_key, lo_key, hi_key,
                                            seq_len, seq_len - QLEN, head_block, slot_base, split,
                                            num_splits, ROWS, partial_o_ptr, partial_lse_ptr,
                                            scale_log2, queries_in, queries_free, 0, NUM_HEADS,
                                            BLOCK_N, NUM_STAGES, QUERY_TMA, False, 0, final,
-                                           WHOLE_OUTPUT, EARLY_PUBLISH)),
+                                           WHOLE_OUTPUT)),
                 (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                               table_row, max_pages, lo_key, num_blocks,
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,

@@ -173,16 +173,14 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                   PIECE_COST: gl.constexpr, QUERY_TMA: gl.constexpr,
                   TIME_PROGRAMS: gl.constexpr, KEYS_AS_ROWS: gl.constexpr,
                   WHOLE_PIECES: gl.constexpr, WRITE_LSE: gl.constexpr,
-                  EARLY_START: gl.constexpr, turns=None, W: gl.constexpr = 0,
-                  EARLY_PUBLISH: gl.constexpr = False):  # fmt: skip
+                  EARLY_START: gl.constexpr, turns=None, W: gl.constexpr = 0):  # fmt: skip
     """Consumers: each piece's queries, attention and partial, in the producer's order; with
     WHOLE_PIECES a piece holding its request's every key writes the request's output and lse
     instead (outputs: out, lse and their strides). TIME_PROGRAMS: the time each of
     the first pieces starts, has its queries, and ends. EARLY_START: nothing before the wait
     for the kernel ahead (the merge ahead may still read the piece ranges and partials).
     turns: the alternating 64-row consumers' buffers (kernels/mla_alternate_blocks.py), this
-    partition being warpgroup W of the two; each piece starts with block 0 on warpgroup 0
-    (EARLY_PUBLISH: theirs publishing a block's P before adding the other's)."""
+    partition being warpgroup W of the two; each piece starts with block 0 on warpgroup 0."""
     ALTERNATE: gl.constexpr = turns is not None
     gl.static_assert(not ALTERNATE or QUERY_TMA, "alternating consumers: queries by copies")
     LEAD: gl.constexpr = W == 0  # the partition that records the piece ranges and times
@@ -240,7 +238,7 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                                         program + request, num_slots, ROWS, partial_o_ptr,
                                         partial_lse_ptr, scale_log2, queries_in, queries_free,
                                         other_turns, NUM_HEADS, BLOCK_N, NUM_STAGES, False,
-                                        QUERY_TMA, W, final, whole, EARLY_PUBLISH)  # fmt: skip
+                                        QUERY_TMA, W, final, whole)  # fmt: skip
                 other_turns += (hi - lo + W) // 2  # the other's blocks 1 - W, 3 - W, ...
             else:
                 attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, blocks_done,
@@ -303,7 +301,6 @@ def mla_warp_specialized_loop_kernel(
     program_times_ptr=None,  # TIME_PROGRAMS: [programs, PROGRAM_TIMES] int64 ns (below)
     TIME_PROGRAMS: gl.constexpr = False,
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
-    EARLY_PUBLISH: gl.constexpr = False,  # ALTERNATE_BLOCKS: P published before the other's P V
 ):
     """Program (schedule program, head block), the head block fastest: the head blocks of one
     share read the same keys at about the same time (the second read from L2). TIME_PROGRAMS
@@ -339,7 +336,7 @@ def mla_warp_specialized_loop_kernel(
                                      2 if ALTERNATE_BLOCKS else 1)  # fmt: skip
     turns = None
     if ALTERNATE_BLOCKS:
-        turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N, EARLY_PUBLISH)
+        turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N)
     fence_async_shared()  # the initialised barriers, visible to the bulk copies
     gl.thread_barrier()
     share = (lo_p, hi_p, first, last, first_start, first_len)
@@ -357,16 +354,14 @@ def mla_warp_specialized_loop_kernel(
                                  batch, max_seq_len, program, num_slots, head_block, share,
                                  times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
                                  NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
-                                 WHOLE_PIECES, WRITE_LSE, EARLY_START, turns, 1,
-                                 EARLY_PUBLISH)),
+                                 WHOLE_PIECES, WRITE_LSE, EARLY_START, turns, 1)),
                 (attend_pieces, (queries, ring, q_ptr,
                                  (stride_q_batch, stride_q_pos, stride_q_head), seq_lens_ptr,
                                  piece_ranges_ptr, partial_o_ptr, partial_lse_ptr, scale_log2,
                                  batch, max_seq_len, program, num_slots, head_block, share,
                                  times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
                                  NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
-                                 WHOLE_PIECES, WRITE_LSE, EARLY_START, turns, 0,
-                                 EARLY_PUBLISH)),
+                                 WHOLE_PIECES, WRITE_LSE, EARLY_START, turns, 0)),
                 (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                                page_table_ptr, stride_table_batch, seq_lens_ptr, batch,
                                max_pages, head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES,
