@@ -48,11 +48,6 @@ CASCADE_COST = 1.06
 # consumers that two or more take (6-10% faster a row on the H200, docs/perf.md v0.2.19b):
 # narrower chunks must save more tile rows than that.
 NARROW_CHUNK_COST = 1.1
-# An experiment (docs/perf.md, session 23): the suffix pass on this many programs of its own,
-# run on a second stream beside the prefix pass on the rest of the device's programs, so the
-# memory-bound suffix streams while the compute-bound prefix pass multiplies. None: the two
-# passes one after the other, each on the whole device.
-SUFFIX_PROGRAMS: int | None = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +64,6 @@ class SharedPrefixPlan:
     spec: DeviceSpec = field(compare=False, repr=False)  # the device the tiles are sized for
     rows: dict = field(default_factory=dict, compare=False, repr=False)  # by (qlen, heads)
     passes: dict = field(default_factory=dict, compare=False, repr=False)  # by call shape
-    streams: dict = field(default_factory=dict, compare=False, repr=False)  # `side_stream`
 
     def rows_for(self, qlen: int, heads: int) -> PrefixRows | None:
         """The prefix pass's chunks for calls of qlen x heads query rows a request (built on
@@ -129,22 +123,6 @@ class SharedPrefixPlan:
         plain = members * _tile_rows(per_request, self.spec)
         return self._stacked_rows(chunks) * CASCADE_COST <= plain
 
-    def side_stream(self) -> torch.cuda.Stream:
-        """The second stream the suffix pass runs on beside the prefix pass (one a plan)."""
-        if "side" not in self.streams:
-            self.streams["side"] = torch.cuda.Stream(self.device)
-        return self.streams["side"]
-
-    def _programs_split(self, rows: PrefixRows | None, on_gpu: bool) -> tuple[int, int] | None:
-        """(suffix programs, prefix programs per head block) where the passes run side by
-        side (SUFFIX_PROGRAMS), the prefix pass's grid the device's programs left over; None
-        where they run one after the other."""
-        if SUFFIX_PROGRAMS is None or rows is None or not on_gpu:
-            return None
-        head_blocks = -(-rows.width // block_h_for(None, "mla", rows.width, self.spec))
-        left = self.spec.compute_units - SUFFIX_PROGRAMS
-        return SUFFIX_PROGRAMS, max(1, left // head_blocks)
-
     def plans_for(self, q: torch.Tensor, columns: int, rows: PrefixRows | None
                   ) -> tuple[DecodePlan, DecodePlan | None]:  # fmt: skip
         """The suffix and prefix passes' decode plans for calls of q's shape and dtype with
@@ -158,10 +136,9 @@ class SharedPrefixPlan:
         key = (qlen, heads, q.dtype, q.device, columns)
         if key in self.passes:
             return self.passes[key]
-        split = self._programs_split(rows, q.is_cuda)
         suffix = plan_decode(max(batch, 1), columns * self.page_size, heads, qlen=qlen,
-                             page_size=self.page_size, dtype=q.dtype, device=q.device,
-                             num_programs=split and split[0])  # fmt: skip
+                             page_size=self.page_size, dtype=q.dtype,
+                             device=q.device)  # fmt: skip
         prefix = None
         if rows is not None:
             # The balanced schedule: on the H200 the stacked rows' pass took 193.6 us against
@@ -169,8 +146,7 @@ class SharedPrefixPlan:
             # 6-group mix (chunks of 16k-64k keys; docs/perf.md, session 18).
             prefix = plan_decode(rows.num_chunks, rows.tokens, rows.width,
                                  page_size=self.page_size, dtype=q.dtype, device=q.device,
-                                 schedule="balanced",
-                                 num_programs=split and split[1])  # fmt: skip
+                                 schedule="balanced")  # fmt: skip
         if not (q.is_cuda and torch.cuda.is_current_stream_capturing()):
             self.passes[key] = (suffix, prefix)
         return suffix, prefix
@@ -300,23 +276,10 @@ def mla_decode_shared_prefix(
         return mla_decode(q, call.kv_cache, page_table, seq_lens, scale=call.scale,
                           plan=suffix_plan)  # fmt: skip
     suffix_table, suffix_lens, takes_part = _suffix_rows(page_table, seq_lens, prefix, qlen)
-    beside = prefix._programs_split(rows, q.is_cuda) is not None
-    suffix_out = q.new_empty(*q.shape[:3], MLA_HEAD_DIM_V)
-    suffix_lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
-    main = torch.cuda.current_stream(q.device) if beside else None
-    if beside:  # the suffix pass on the second stream, after what the main stream did so far
-        side = prefix.side_stream()
-        side.wait_stream(main)
-        with torch.cuda.stream(side):
-            mla_decode(q, call.kv_cache, suffix_table, suffix_lens, scale=call.scale,
-                       plan=suffix_plan, out=suffix_out, lse=suffix_lse)  # fmt: skip
-    else:
-        mla_decode(q, call.kv_cache, suffix_table, suffix_lens, scale=call.scale,
-                   plan=suffix_plan, out=suffix_out, lse=suffix_lse)  # fmt: skip
+    suffix_out, suffix_lse = mla_decode(q, call.kv_cache, suffix_table, suffix_lens,
+                                        scale=call.scale, plan=suffix_plan)  # fmt: skip
     # Prefix pass: every group's rows at once over its shared pages, all groups in one launch.
     chunk_out, chunk_lse = _prefix_pass(q, call, page_table, rows, prefix_plan)
-    if beside:
-        main.wait_stream(side)
     return _merge_prefix(chunk_out, chunk_lse, rows, takes_part, suffix_out, suffix_lse)
 
 
