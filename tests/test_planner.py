@@ -627,3 +627,20 @@ def test_long_equal_batches_on_the_program_loop_fold_a_32_partial_tile():
     ragged = plan(8, seq_lens=[1, 63, 64, 65, 4096, 4097, 65536, 68096])
     assert ragged.schedule == "balanced" and ragged.merge_block_s == 64
     assert plan(8, schedule="balanced").merge_block_s == 64  # asked for: not assumed equal
+
+
+def test_the_loops_piece_cost_follows_the_tile():
+    # H200 (docs/perf.md session 23): the keys-as-rows consumers' 32-row blocks count a piece
+    # as 4 key blocks (one-long 1-4 us faster, ragged within 0.8 us), the other tiles as 2 (in
+    # 32-key units on the alternating consumers: 4).
+    one_long = [327600] + [100] * 47
+
+    def plan(heads, qlen=1, **kw):
+        return splitkv.plan_decode(48, 327600, heads, qlen=qlen, device="meta", device_spec=H200,
+                                   seq_lens=one_long, **kw)  # fmt: skip
+
+    assert [plan(h, q).piece_cost for h, q in ((12, 2), (16, 2), (32, 1))] == [4, 4, 4]
+    assert plan(12).piece_cost == plan(12, 4).piece_cost == 2  # 16 rows, the 64-row tile
+    assert plan(128).alternate_blocks and plan(128).piece_cost == 4
+    assert plan(12, 2, piece_cost=3).piece_cost == 3
+    assert plan(12, 2, program_loop=False).piece_cost == 0

@@ -269,7 +269,10 @@ def plan_decode(
             (`kernels/balanced.request_units`). Default: `warp_specialized.PIECE_COST` (2) on
             either program loop (H200: Gluon, 12 heads x qlen 4 one-long 183.5 -> 174.2 us,
             128 heads ragged 304.4 -> 285.1, docs/perf.md v0.2.8e; Triton, 12 heads x qlen 2
-            ragged 202.7 -> 183.5, one-long 218.9 -> 196.1, v0.2.8f); 0 without a loop.
+            ragged 202.7 -> 183.5, one-long 218.9 -> 196.1, v0.2.8f), `PIECE_COST_32_ROWS`
+            (4) on the keys-as-rows consumers' 32-row blocks (one-long 1-4 us faster at 12
+            and 16 heads x qlen 2 and 32 heads, ragged level to 0.8 us slower; session 23);
+            0 without a loop.
         whole_pieces: the Gluon program loop: a piece that holds all of its request's keys
             (a short request inside one program's share) writes the request's output and lse
             itself, and the merge's programs for its rows return before reading any partial
@@ -533,7 +536,7 @@ def plan_decode(
                                             block_h, num_head_blocks)  # fmt: skip
     # The alternating consumers' blocks are 32 keys: the merge and the schedule count those.
     block_n_ws = ws.ALTERNATE_BLOCK_N if alternate_blocks else ws.BLOCK_N
-    piece_cost = piece_cost_for(piece_cost, program_loop, block_n_ws)
+    piece_cost = piece_cost_for(piece_cost, program_loop, block_n_ws, keys_as_rows, block_h)
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = block_n_ws, ws.num_warps_for(block_h), ws.NUM_STAGES

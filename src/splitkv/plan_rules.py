@@ -129,12 +129,17 @@ def block_h_for(requested: int | None, kind: str, group_rows: int, spec: DeviceS
     return requested
 
 
-def piece_cost_for(requested: int | None, program_loop: bool, block_n: int = ws.BLOCK_N) -> int:
+def piece_cost_for(requested: int | None, program_loop: bool, block_n: int = ws.BLOCK_N,
+                   keys_as_rows: bool = False, block_h: int = 0) -> int:  # fmt: skip
     """The plan's `piece_cost`: as requested (the program loop only), else the measured
-    default on either program loop (the Gluon and the Triton one), 0 without a loop. The
-    default counts 64-key blocks: the same cost in twice as many units of 32 keys."""
+    default on either program loop (the Gluon and the Triton one; the keys-as-rows
+    consumers' 32-row blocks their own), 0 without a loop. The default counts 64-key
+    blocks: the same cost in twice as many units of 32 keys."""
     if requested is None:
-        return ws.PIECE_COST * (ws.BLOCK_N // block_n) if program_loop else 0
+        if not program_loop:
+            return 0
+        blocks = ws.PIECE_COST_32_ROWS if keys_as_rows and block_h == 32 else ws.PIECE_COST
+        return blocks * (ws.BLOCK_N // block_n)
     check_int("piece_cost", requested, 0, 1 << 16)
     if requested and not program_loop:
         raise ValueError(

@@ -31,6 +31,10 @@ MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle p
 # partial store cost ~5-8 us against ~2.9 us a block; tools/program_times.py, docs/perf.md
 # v0.2.8e).
 PIECE_COST = 2
+# The same for the keys-as-rows consumers' 32-row head blocks (12 or 16 heads x qlen 2, 32
+# heads): 4 blocks. H200, 1 x 327,600 + 47 short against ragged, two rounds (docs/perf.md
+# session 23): 12 x qlen 2 -1.1 / +0.6 us, 16 x qlen 2 -4.1 / 0, 32 heads -1.4 / +0.5.
+PIECE_COST_32_ROWS = 4
 # The Gluon keys-as-rows program loop's default `whole_pieces` (a piece holding a whole request
 # writes its output itself, and the merge skips the request's rows): on for calls of up to this
 # many query positions (plan_rules.whole_pieces_for; 0: opt-in only).
