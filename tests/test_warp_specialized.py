@@ -8,7 +8,7 @@ import torch
 
 import splitkv
 from splitkv.device import DeviceSpec
-from splitkv.testing import check_against_reference, random_mla_case
+from splitkv.testing import capture_cuda_graph, check_against_reference, random_mla_case
 
 H200 = DeviceSpec.preset("h200")
 
@@ -462,8 +462,6 @@ def test_balanced_program_loop_empty_batch():
 @pytest.mark.gpu
 def test_balanced_program_loop_replays_with_new_lengths():
     # One captured graph, one grid: the schedule follows the lengths written before each replay.
-    from splitkv.testing import capture_cuda_graph
-
     heads, qlen = 16, 4
     case = random_mla_case([4800] * 4, heads, qlen=qlen, page_size=16, dtype=torch.bfloat16,
                            device="cuda")  # fmt: skip
@@ -503,3 +501,58 @@ def test_program_loop_whole_pieces_into_strided_outputs(heads, qlen, page_size, 
     ranges = plan.workspace.piece_ranges.cpu()
     lengths = lengths_for_ragged(qlen)
     assert any(n > 0 and ranges[b, 0] == ranges[b, 1] for b, n in enumerate(lengths))
+
+
+# The keys-as-rows ring with a barrier per part of each key block (an experiment, off by
+# default: warp_specialized.PART_BARRIERS): each part copied, scored and released on its own.
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads,qlen,block_h", [(12, 1, None), (16, 2, None), (8, 1, None),
+                                               (12, 4, 32), (40, 1, 16)])  # fmt: skip
+@pytest.mark.parametrize("page_size", [8, 64, 256])
+@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
+def test_part_barriers_match_the_reference(heads, qlen, block_h, page_size, schedule,
+                                           monkeypatch):  # fmt: skip
+    monkeypatch.setattr(splitkv.warp_specialized, "PART_BARRIERS", True)
+    ragged = schedule == "balanced"
+    lengths = lengths_for_ragged(qlen) if ragged else lengths_for(qlen)
+    case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size,
+                           dtype=torch.bfloat16, device="cuda")  # fmt: skip
+    if ragged:  # 7 programs: pieces of several requests each, the ring carried across them
+        plan = balanced_gpu_plan(case, heads, qlen, page_size, torch.bfloat16, 7, block_h)
+    else:
+        plan = gpu_plan(case, heads, qlen, page_size, torch.bfloat16, block_h=block_h)
+    assert plan.keys_as_rows
+    check(case, plan)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("factor", FACTORS)
+@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
+def test_part_barriers_rescale_as_scores_move(factor, schedule, monkeypatch):
+    monkeypatch.setattr(splitkv.warp_specialized, "PART_BARRIERS", True)
+    case = random_mla_case([20000, 4097, 65, 1000], 12, qlen=2, dtype=torch.bfloat16,
+                           device="cuda")  # fmt: skip
+    scale_keys_by_position(case, 64, FACTORS[factor])
+    batch, columns = case.page_table.shape
+    plan = splitkv.plan_decode(batch, columns * 64, 12, qlen=2, dtype=torch.bfloat16,
+                               device="cuda", schedule=schedule)  # fmt: skip
+    assert plan.keys_as_rows
+    check(case, plan)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
+def test_part_barriers_in_a_graph_replayed_with_new_lengths(schedule, monkeypatch):
+    monkeypatch.setattr(splitkv.warp_specialized, "PART_BARRIERS", True)
+    case = random_mla_case([20000, 4097, 65, 1], 16, qlen=2, dtype=torch.bfloat16,
+                           device="cuda")  # fmt: skip
+    batch, columns = case.page_table.shape
+    plan = splitkv.plan_decode(batch, columns * 64, 16, qlen=2, dtype=torch.bfloat16,
+                               device="cuda", schedule=schedule)  # fmt: skip
+    out = torch.empty_like(case.q[..., :512])
+    lse = torch.empty(case.q.shape[:3], dtype=torch.float32, device="cuda")
+    graph = capture_cuda_graph(lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse))
+    for lengths in ([1, 4000, 65, 0], [19999, 127, 1, 2]):
+        case.seq_lens.copy_(torch.tensor(lengths, dtype=torch.int32))
+        graph.replay()
+        check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
