@@ -552,7 +552,7 @@ def test_part_barriers_in_a_graph_replayed_with_new_lengths(schedule, monkeypatc
     out = torch.empty_like(case.q[..., :512])
     lse = torch.empty(case.q.shape[:3], dtype=torch.float32, device="cuda")
     graph = capture_cuda_graph(lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse))
-    for lengths in ([1, 4000, 65, 0], [19999, 127, 1, 2]):
+    for lengths in ([2, 4000, 65, 0], [19999, 127, 2, 3]):  # each at least qlen, or empty
         case.seq_lens.copy_(torch.tensor(lengths, dtype=torch.int32))
         graph.replay()
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
