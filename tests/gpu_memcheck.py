@@ -157,24 +157,6 @@ def main() -> None:
                 bad = wide.seq_lens.clone()
                 bad[0], bad[1] = 1 << 30, -4
                 splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=turns)
-        # The keys-as-rows ring with a barrier per part of each block (the opt-in), on both
-        # kernels, corrupt lengths too.
-        splitkv.warp_specialized.PART_BARRIERS = True
-        for heads, qlen, page_size in ((12, 1, 16), (16, 2, 64)):
-            wide = random_mla_case([n and max(n, qlen) for n in lengths], heads, qlen=qlen,
-                                   page_size=page_size, dtype=torch.bfloat16,
-                                   device=dev)  # fmt: skip
-            for knobs in ({"num_splits": 1}, {"num_splits": 16},
-                          {"schedule": "balanced", "num_programs": 7}):  # fmt: skip
-                parts = splitkv.plan_decode(len(lengths), 4160, heads, qlen=qlen,
-                                            page_size=page_size, device=dev,
-                                            warp_specialized=True, **knobs)  # fmt: skip
-                out, lse = splitkv.mla_decode(*wide.args, plan=parts, validate=True)
-                check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))
-                bad = wide.seq_lens.clone()
-                bad[0], bad[1] = 1 << 30, -4
-                splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=parts)
-        splitkv.warp_specialized.PART_BARRIERS = False
     # Key blocks by bulk tensor copies (kv_tma): tails, an empty request, corrupt inputs.
     for knobs in (
         {},

@@ -118,20 +118,6 @@ def test_keys_as_rows_kernels_compile(page_size, heads, qlen, block_q, batch):
     assert report["shared_kb"] <= {16: 165, 32: 185, 64: 227}[block_q]
 
 
-@pytest.mark.parametrize("block_q,qlen,batch,page_size", [(16, 1, 0, 64), (32, 2, 48, 64),
-                                                          (16, 1, 8, 16)])  # fmt: skip
-def test_part_barriers_compile(block_q, qlen, batch, page_size):
-    # The keys-as-rows ring with a barrier per part (warp_specialized.PART_BARRIERS, opt-in):
-    # the same wgmma, one more wait (each latent half's P V released on its own), no spills
-    # in the block loop and the same shared memory but for 12 barriers.
-    report = compiled("--warp-specialized", "--page-size", str(page_size), "--heads", "12",
-                      "--qlen", str(qlen), "--block-q", str(block_q), "--balanced-batch",
-                      str(batch), "--part-barriers")  # fmt: skip
-    assert report["wgmma"] == 68 and report["wgmma_waits"] == 3
-    assert report["stack_bytes"] <= (48 if batch else 0) and report["loop_spills"] == 0
-    assert report["shared_kb"] <= {16: 165, 32: 185}[block_q]
-
-
 @pytest.mark.parametrize("block_q,qlen,batch", [(32, 2, 0), (32, 2, 48), (16, 1, 8)])
 def test_two_consumer_groups_compile(block_q, qlen, batch):
     # consumer_groups=2 on a narrow block: two warpgroups of 8-16 query rows, the same 68

@@ -25,9 +25,6 @@ CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` co
 # stages free for the copies while two are read.
 ALTERNATE_BLOCKS = True
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
-# An experiment, off (docs/perf.md session 23): the keys-as-rows consumers' ring with a ready
-# and an empty barrier per part of each key block (kernels/mla_keys_as_rows.py says why).
-PART_BARRIERS = False
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
@@ -162,7 +159,6 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
     return {
         **early,
         **({"ALTERNATE_BLOCKS": True} if turns else {}),
-        **({"PART_BARRIERS": True} if PART_BARRIERS and plan.keys_as_rows else {}),
         "NUM_HEADS": q.shape[2],
         "QLEN": q.shape[1],
         "BLOCK_Q": plan.block_h,

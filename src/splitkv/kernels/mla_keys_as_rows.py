@@ -14,14 +14,6 @@ block (through shared memory), the sum kept per key row and reduced once at the 
 
 Same contract as `attend_key_blocks` (kernels/mla_warp_specialized.py): the same arguments,
 ring, masks and partials, so both kernels (uniform and program loop) take either consumer.
-
-PART_BARRIERS (an experiment, docs/perf.md session 23): the ring's two 72 KB stages cycle
-through this consumer's hold of a block (S, softmax, P V) and the next copy's latency, so a
-block takes about (hold + copy) / 2 (session 17's stall counts: the producer waits for a free
-stage 83% of its time). With a barrier per part of each stage (rope columns, low and high
-latent halves) S starts on the parts that landed, the rope part is released once S is done
-and each latent half once its own P V is, so the last part to land (the high half) is held
-only for its share of S, the softmax and P V.
 """
 
 from __future__ import annotations
@@ -36,14 +28,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from splitkv.kernels.gluon_row_store import final_rows
-from splitkv.kernels.shared_rows import (
-    HIGH_PART,
-    LOW_PART,
-    ROPE_PART,
-    part_barrier,
-    wait_for_half,
-    wait_for_key_block,
-)
+from splitkv.kernels.shared_rows import wait_for_key_block
 
 LATENT = gl.constexpr(512)
 HALF = gl.constexpr(256)
@@ -65,7 +50,6 @@ def attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, r
     `store_rows`."""
     BLOCK_Q: gl.constexpr = q_lo.shape[0]
     GROUPS: gl.constexpr = gl.num_warps() // 4
-    PARTS: gl.constexpr = ready.shape[0] // NUM_STAGES  # 3: a barrier per part (docstring)
     # One layout for S^T [64, BLOCK_Q] and O^T's halves [256, BLOCK_Q] (4 reps of 64 rows), so
     # the per-query-row vectors (max, scale) serve both without a conversion.
     layout: gl.constexpr = gl.NVMMADistributedLayout(
@@ -93,35 +77,13 @@ def attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, r
     for j in range(num_blocks):
         ring = ring_start + j
         block_key = first_key + j * BLOCK_N
-        if PARTS == 1:
-            stage = wait_for_key_block(k_lo, k_hi, ready, ring, block_key, seq_len, BLOCK_N,
-                                       NUM_STAGES)  # fmt: skip
-            scores = gl.zeros([BLOCK_N, BLOCK_Q], gl.float32, layout)
-            scores = warpgroup_mma(k_lo.index(stage), q_lo.permute((1, 0)), scores,
-                                   is_async=True)  # fmt: skip
-            scores = warpgroup_mma(k_hi.index(stage), q_hi.permute((1, 0)), scores,
-                                   is_async=True)  # fmt: skip
-            scores = warpgroup_mma(k_pe.index(stage), q_pe.permute((1, 0)), scores,
-                                   is_async=True)  # fmt: skip
-        else:
-            stage = ring % NUM_STAGES
-            phase = (ring // NUM_STAGES) & 1
-            tail = block_key + BLOCK_N > seq_len
-            low = ready.index(part_barrier(LOW_PART, stage, NUM_STAGES))
-            high = ready.index(part_barrier(HIGH_PART, stage, NUM_STAGES))
-            mbarrier.wait(ready.index(part_barrier(ROPE_PART, stage, NUM_STAGES)), phase)
-            scores = gl.zeros([BLOCK_N, BLOCK_Q], gl.float32, layout)
-            scores = warpgroup_mma(k_pe.index(stage), q_pe.permute((1, 0)), scores,
-                                   is_async=True)  # fmt: skip
-            wait_for_half(k_lo.index(stage), low, phase, tail, seq_len - block_key, BLOCK_N)
-            scores = warpgroup_mma(k_lo.index(stage), q_lo.permute((1, 0)), scores,
-                                   is_async=True)  # fmt: skip
-            wait_for_half(k_hi.index(stage), high, phase, tail, seq_len - block_key, BLOCK_N)
-            scores = warpgroup_mma(k_hi.index(stage), q_hi.permute((1, 0)), scores,
-                                   is_async=True)  # fmt: skip
+        stage = wait_for_key_block(k_lo, k_hi, ready, ring, block_key, seq_len, BLOCK_N,
+                                   NUM_STAGES)  # fmt: skip
+        scores = gl.zeros([BLOCK_N, BLOCK_Q], gl.float32, layout)
+        scores = warpgroup_mma(k_lo.index(stage), q_lo.permute((1, 0)), scores, is_async=True)
+        scores = warpgroup_mma(k_hi.index(stage), q_hi.permute((1, 0)), scores, is_async=True)
+        scores = warpgroup_mma(k_pe.index(stage), q_pe.permute((1, 0)), scores, is_async=True)
         scores = warpgroup_mma_wait(num_outstanding=0, deps=(scores,))
-        if PARTS == 3:  # S was the rope columns' only reader
-            mbarrier.arrive(empty.index(part_barrier(ROPE_PART, stage, NUM_STAGES)), count=1)
         if RELEASE_QUERIES:  # noqa: SIM102 (a compile-time branch around a run-time one)
             if j == num_blocks - 1:
                 mbarrier.arrive(queries_free, count=1)
@@ -142,14 +104,8 @@ def attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, r
         gl.thread_barrier()  # from all four warps
         o_lo = warpgroup_mma(k_lo.index(stage).permute((1, 0)), p_t, o_lo * alpha, is_async=True)
         o_hi = warpgroup_mma(k_hi.index(stage).permute((1, 0)), p_t, o_hi * alpha, is_async=True)
-        if PARTS == 1:
-            o_lo, o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi))
-            mbarrier.arrive(empty.index(stage), count=1)
-        else:  # each half as soon as its own P V is done (they complete in issue order)
-            o_lo = warpgroup_mma_wait(num_outstanding=1, deps=(o_lo,))
-            mbarrier.arrive(empty.index(part_barrier(LOW_PART, stage, NUM_STAGES)), count=1)
-            o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_hi,))
-            mbarrier.arrive(empty.index(part_barrier(HIGH_PART, stage, NUM_STAGES)), count=1)
+        o_lo, o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi))
+        mbarrier.arrive(empty.index(stage), count=1)
 
     store_rows(m_i, gl.sum(l_rows, 0), o_lo, o_hi, head_block * BLOCK_Q + rows, rows_total,
                num_blocks, (slot_base + rows.to(gl.int64)) * num_splits + split, partial_o_ptr,

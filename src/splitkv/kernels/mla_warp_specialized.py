@@ -43,7 +43,7 @@ from splitkv.kernels.gluon_row_store import store_row_half
 from splitkv.kernels.gluon_softmax import block_probabilities, row_key_bounds
 from splitkv.kernels.mla_alternate_blocks import allocate_turn_buffers, attend_alternate_blocks
 from splitkv.kernels.mla_keys_as_rows import attend_key_blocks_narrow
-from splitkv.kernels.shared_rows import LOW_PART, ROPE_PART, part_barrier, wait_for_key_block
+from splitkv.kernels.shared_rows import wait_for_key_block
 from splitkv.kernels.split_flags import mark_split_written_gluon
 from splitkv.kernels.split_range import clamped_seq_len, keys_per_split, split_and_request
 
@@ -62,10 +62,7 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
     carried before, for a program that streams several pieces). A block spans BLOCK_N // SUB
     pages of SUB rows when pages are shorter than blocks; a page index past the table row (the
     tail of a last block) is clamped to its last entry, and those keys are masked by the
-    consumers. With a barrier per part (`allocate_buffers`' PARTS = 3) each block's rope
-    columns, low and high latent halves are copied in that order, each once its reader
-    released it."""
-    PARTS: gl.constexpr = ready.shape[0] // NUM_STAGES
+    consumers."""
     SUB: gl.constexpr = PAGE_SIZE if PAGE_SIZE < BLOCK_N else BLOCK_N
     COPIES: gl.constexpr = BLOCK_N // SUB
     BLOCK_BYTES: gl.constexpr = COPIES * (
@@ -80,67 +77,43 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
         # of delaying the copies after it.
         keys = first_key + j * BLOCK_N + copy * SUB
         pages = gl.load(table_row + gl.minimum(keys // PAGE_SIZE, max_pages - 1))
-        if PARTS == 1:
-            # The first pass over the ring has nothing to wait for.
-            mbarrier.wait(empty.index(stage), ((ring // NUM_STAGES) & 1) ^ 1,
-                          pred=ring >= NUM_STAGES)  # fmt: skip
-            mbarrier.expect(ready.index(stage), BLOCK_BYTES)
-            for c in gl.static_range(COPIES):
-                page = gl.sum(gl.where(copy == c, pages, 0), 0)
-                row = page * PAGE_SIZE + (first_key + j * BLOCK_N + c * SUB) % PAGE_SIZE
-                bar = ready.index(stage)
-                tma.async_copy_global_to_shared(
-                    lat_desc, [row, 0], bar, k_lo.index(stage).slice(c * SUB, SUB)
-                )
-                tma.async_copy_global_to_shared(
-                    lat_desc, [row, HALF], bar, k_hi.index(stage).slice(c * SUB, SUB)
-                )
-                tma.async_copy_global_to_shared(
-                    rope_desc, [row, LATENT], bar, k_pe.index(stage).slice(c * SUB, SUB)
-                )
-        else:
-            phase = ((ring // NUM_STAGES) & 1) ^ 1
-            for part in gl.static_range(3):  # rope, low half, high half: as each frees up
-                at = part_barrier(part, stage, NUM_STAGES)
-                mbarrier.wait(empty.index(at), phase, pred=ring >= NUM_STAGES)
-                desc = rope_desc if part == ROPE_PART else lat_desc
-                mbarrier.expect(ready.index(at), COPIES * desc.block_type.nbytes)
-                for c in gl.static_range(COPIES):
-                    row = pool_row(pages, copy, c, first_key + j * BLOCK_N, SUB, PAGE_SIZE)
-                    column = LATENT if part == ROPE_PART else (part - LOW_PART) * HALF
-                    buffer = k_pe if part == ROPE_PART else k_lo if part == LOW_PART else k_hi
-                    rows = buffer.index(stage).slice(c * SUB, SUB)
-                    tma.async_copy_global_to_shared(desc, [row, column], ready.index(at), rows)
-
-
-@gluon.jit
-def pool_row(pages, copy, c, block_key, SUB: gl.constexpr, PAGE_SIZE: gl.constexpr):
-    """The pool row where copy c of the key block from block_key starts: its page (of the
-    block's `pages`, one a copy) and the block's offset inside that page."""
-    page = gl.sum(gl.where(copy == c, pages, 0), 0)
-    return page * PAGE_SIZE + (block_key + c * SUB) % PAGE_SIZE
+        # The first pass over the ring has nothing to wait for.
+        mbarrier.wait(empty.index(stage), ((ring // NUM_STAGES) & 1) ^ 1, pred=ring >= NUM_STAGES)
+        mbarrier.expect(ready.index(stage), BLOCK_BYTES)
+        for c in gl.static_range(COPIES):
+            page = gl.sum(gl.where(copy == c, pages, 0), 0)
+            row = page * PAGE_SIZE + (first_key + j * BLOCK_N + c * SUB) % PAGE_SIZE
+            bar = ready.index(stage)
+            tma.async_copy_global_to_shared(
+                lat_desc, [row, 0], bar, k_lo.index(stage).slice(c * SUB, SUB)
+            )
+            tma.async_copy_global_to_shared(
+                lat_desc, [row, HALF], bar, k_hi.index(stage).slice(c * SUB, SUB)
+            )
+            tma.async_copy_global_to_shared(
+                rope_desc, [row, LATENT], bar, k_pe.index(stage).slice(c * SUB, SUB)
+            )
 
 
 @gluon.jit
 def allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc, dtype: gl.constexpr,
                      BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
-                     RELEASES: gl.constexpr = 1, PARTS: gl.constexpr = 1):  # fmt: skip
+                     RELEASES: gl.constexpr = 1):  # fmt: skip
     """Shared memory of both kernels, barriers initialised: the query rows (queries_in / _free:
     their bulk copy landed / the consumers are done with them) and the ring of key blocks
-    (ready / empty per stage, or with PARTS = 3 per part of each stage, `part_barrier`;
-    RELEASES: the consumer partitions that each release a block, and the queries)."""
+    (ready / empty per stage; RELEASES: the consumer partitions that each release a block, and
+    the queries)."""
     q_lo = gl.allocate_shared_memory(dtype, [BLOCK_Q, HALF], q_lat_desc.layout)
     q_hi = gl.allocate_shared_memory(dtype, [BLOCK_Q, HALF], q_lat_desc.layout)
     q_pe = gl.allocate_shared_memory(dtype, [BLOCK_Q, ROPE], q_rope_desc.layout)
     k_lo = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
     k_hi = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, HALF], lat_desc.layout)
     k_pe = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, ROPE], rope_desc.layout)
-    barriers: gl.constexpr = PARTS * NUM_STAGES
-    ready = gl.allocate_shared_memory(gl.int64, [barriers, 1], mbarrier.MBarrierLayout())
-    empty = gl.allocate_shared_memory(gl.int64, [barriers, 1], mbarrier.MBarrierLayout())
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
     queries_in = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     queries_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(barriers):
+    for i in gl.static_range(NUM_STAGES):
         mbarrier.init(ready.index(i), count=1)
         mbarrier.init(empty.index(i), count=RELEASES)
     mbarrier.init(queries_in, count=1)
@@ -389,7 +362,6 @@ def mla_warp_specialized_kernel(
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
     WHOLE_OUTPUT: gl.constexpr = False,  # one split: it writes out (and lse) itself, no merge
     WRITE_LSE: gl.constexpr = False,  # WHOLE_OUTPUT: the call asked for the lse
-    PART_BARRIERS: gl.constexpr = False,  # KEYS_AS_ROWS: a ring barrier per part of a block
 ):
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
@@ -416,11 +388,9 @@ def mla_warp_specialized_kernel(
     hi_key = gl.minimum(lo_key + per_split, seq_len)
     num_blocks = gl.where(lo_key < hi_key, gl.cdiv(hi_key - lo_key, BLOCK_N), 0)
 
-    gl.static_assert(KEYS_AS_ROWS or not PART_BARRIERS, "part barriers: keys-as-rows consumers")
     queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
                                      q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N, NUM_STAGES,
-                                     2 if ALTERNATE_BLOCKS else 1,
-                                     3 if PART_BARRIERS else 1)  # fmt: skip
+                                     2 if ALTERNATE_BLOCKS else 1)  # fmt: skip
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     if ALTERNATE_BLOCKS:

@@ -301,7 +301,6 @@ def mla_warp_specialized_loop_kernel(
     program_times_ptr=None,  # TIME_PROGRAMS: [programs, PROGRAM_TIMES] int64 ns (below)
     TIME_PROGRAMS: gl.constexpr = False,
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
-    PART_BARRIERS: gl.constexpr = False,  # KEYS_AS_ROWS: a ring barrier per part of a block
 ):
     """Program (schedule program, head block), the head block fastest: the head blocks of one
     share read the same keys at about the same time (the second read from L2). TIME_PROGRAMS
@@ -332,11 +331,9 @@ def mla_warp_specialized_loop_kernel(
         mark_empty_slots(partial_o_ptr, partial_lse_ptr, head_block * BLOCK_Q, ROWS,
                          num_slots, program + spanned, BLOCK_Q)  # fmt: skip
 
-    gl.static_assert(KEYS_AS_ROWS or not PART_BARRIERS, "part barriers: keys-as-rows consumers")
     queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
                                      q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N, NUM_STAGES,
-                                     2 if ALTERNATE_BLOCKS else 1,
-                                     3 if PART_BARRIERS else 1)  # fmt: skip
+                                     2 if ALTERNATE_BLOCKS else 1)  # fmt: skip
     turns = None
     if ALTERNATE_BLOCKS:
         turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N)

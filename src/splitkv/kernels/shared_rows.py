@@ -35,28 +35,3 @@ def zero_rows_from(buffer, first_row, BLOCK_N: gl.constexpr):
         rows = r + gl.arange(0, 16, gl.SliceLayout(1, layout))
         values = part.load(layout)
         part.store(gl.where((rows < first_row)[:, None], values, 0.0).to(values.dtype))
-
-
-# PART_BARRIERS' parts of a key block, each with its own ready and empty barrier per ring stage
-# (kernels/mla_keys_as_rows.py says why): the rope columns, the low and the high latent half.
-ROPE_PART = gl.constexpr(0)
-LOW_PART = gl.constexpr(1)
-HIGH_PART = gl.constexpr(2)
-
-
-@gluon.jit
-def part_barrier(part: gl.constexpr, stage, NUM_STAGES: gl.constexpr):
-    """The index of a ring stage's part in the PART_BARRIERS ready and empty barrier arrays."""
-    return part * NUM_STAGES + stage
-
-
-@gluon.jit
-def wait_for_half(half, ready, phase, tail, first_past_end, BLOCK_N: gl.constexpr):
-    """A latent half's copy landed (its part barrier at `phase`); in a block that reaches past
-    the request's end (`tail`), its rows from first_past_end zeroed and visible to the wgmma
-    (`wait_for_key_block`'s reason: 0 * NaN in P V)."""
-    mbarrier.wait(ready, phase)
-    if tail:
-        zero_rows_from(half, first_past_end, BLOCK_N)
-        fence_async_shared()
-        gl.thread_barrier()
