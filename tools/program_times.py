@@ -24,10 +24,12 @@ from splitkv.testing import random_mla_case
 SHAPES = {"ragged": "ragged", "one-long": "1x327600", "prefix-boundary": "prefix-boundary"}
 
 
-def shares(lengths: list[int], num_programs: int, piece_cost: int = ws.PIECE_COST) -> list[dict]:
+def shares(lengths: list[int], num_programs: int, piece_cost: int = ws.PIECE_COST,
+           block_n: int = ws.BLOCK_N) -> list[dict]:  # fmt: skip
     """Each schedule program's key blocks and pieces, as the program loop cuts them
-    (kernels/mla_warp_specialized_loop.py: a request's blocks plus `piece_cost` units)."""
-    blocks = [-(-max(n, 0) // ws.BLOCK_N) for n in lengths]
+    (kernels/mla_warp_specialized_loop.py: a request's blocks of block_n keys plus
+    `piece_cost` units)."""
+    blocks = [-(-max(n, 0) // block_n) for n in lengths]
     units = [b + piece_cost if b else 0 for b in blocks]
     total = max(sum(units), 1)
     starts = [sum(units[:r]) + piece_cost for r in range(len(units))]  # first block's unit
@@ -48,8 +50,9 @@ def main() -> None:
     parser.add_argument("--qlen", type=int, default=4)
     parser.add_argument("--page-size", type=int, default=64)
     parser.add_argument("--num-programs", type=int, default=None)
-    parser.add_argument("--piece-cost", type=int, default=ws.PIECE_COST,
-                        help="the schedule's units per piece beside its blocks")  # fmt: skip
+    parser.add_argument("--piece-cost", type=int, default=None,
+                        help="the schedule's units per piece beside its blocks (default: the "
+                             "plan's)")  # fmt: skip
     parser.add_argument("--calls", type=int, default=3, help="the last one is reported")
     parser.add_argument("--out", default=None, help="folder for program_times_*.json")
     args = parser.parse_args()
@@ -74,7 +77,7 @@ def main() -> None:
     # us from the first program's start; piece events: (start, queries in, end) per piece
     us = ((times - times[:, 0].min()).double() / 1000).where(times > 0, float("nan")).cpu()
     start, end = us[:, 0], us[:, 1]
-    schedule = shares(lengths, plan.num_programs, args.piece_cost)
+    schedule = shares(lengths, plan.num_programs, plan.piece_cost, plan.block_n)
     rows = []
     for pid in range(grid):
         share = schedule[pid // plan.num_head_blocks]
@@ -96,7 +99,7 @@ def main() -> None:
         print("       " + "  ".join(f"({a:.1f} {b:.1f} {c:.1f})" for a, b, c in r["pieces_us"]))
     if args.out:
         label = args.shape if not args.seq_lens else "custom"
-        name = f"program_times_{label}_h{args.heads}_q{args.qlen}_cost{args.piece_cost}.json"
+        name = f"program_times_{label}_h{args.heads}_q{args.qlen}_cost{plan.piece_cost}.json"
         path = Path(args.out) / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"lengths": lengths, "programs": rows}, indent=1))
