@@ -25,9 +25,9 @@ def stalls(load_tool):
     return load_tool("ncu_stalls")
 
 
-def write_page(path: Path) -> Path:
+def write_page(path: Path, rows=ROWS) -> Path:
     lines = ['"Kernel Name","mla_warp_specialized_loop_kernel",', ",".join(HEADER)]
-    lines += [",".join(f'"{v}"' for v in (*row, "0")) for row in ROWS]
+    lines += [",".join(f'"{v}"' for v in (*row, "0")) for row in rows]
     with gzip.open(path, "wt") as handle:
         handle.write("\n".join(lines) + "\n")
     return path
@@ -45,3 +45,39 @@ def test_waits_and_their_share_of_the_loop(stalls, tmp_path):
         ("R9+URZ+0x29100", 400, 40, 0.2),
     ]
     assert stalls.loop_stalls(instructions, 400) == {"long_sb": 40, "barrier": 0}
+
+
+CONSUMER_LOOP = [  # one block of a consumer: wait, descriptors, S, softmax, P V, release
+    ("0x1000", "IADD3 R1, R1, 0x1, RZ", "1", "400", "0", "0"),
+    ("0x1010", "SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [R9+URZ+0x29100], R2", "0", "400", "0", "0"),
+    ("0x1020", "@!P1 BRA 0x3000", "30", "400", "30", "0"),
+    ("0x1030", "R2UR UR4, R0", "4", "400", "0", "0"),
+    ("0x1040", "HGMMA.64x32x16.F32.BF16 R24, gdesc[UR4], R24", "10", "400", "0", "0"),
+    ("0x1050", "UIADD3.64 UR6, UR4, 0x2, URZ", "2", "400", "0", "0"),
+    ("0x1060", "HGMMA.64x32x16.F32.BF16 R24, gdesc[UR6], R24", "10", "400", "0", "0"),
+    ("0x1070", "WARPGROUP.DEPBAR.LE gsb0, 0x0", "20", "400", "0", "20"),
+    ("0x1080", "FMNMX R2, R24, R25, !PT", "8", "400", "0", "0"),
+    ("0x1090", "MUFU.EX2 R3, R2", "6", "400", "0", "0"),
+    ("0x10a0", "HGMMA.64x32x16.F32.BF16 R88, gdesc[UR8].tnspA, R88", "5", "400", "0", "0"),
+    ("0x10b0", "WARPGROUP.DEPBAR.LE gsb0, 0x0", "4", "400", "0", "4"),
+    ("0x10c0", "SYNCS.ARRIVE.TRANS64.A1T0 RZ, [R9+URZ+0x29120], RZ", "0", "400", "0", "0"),
+    ("0x10d0", "BRA 0x1000", "0", "400", "0", "0"),
+]
+
+
+def test_a_consumer_loop_cut_into_phases(stalls, tmp_path):
+    instructions = stalls.read_sass(write_page(tmp_path / "c_sass.csv.gz", CONSUMER_LOOP))
+    phases = stalls.phases(instructions, 400)
+    # The descriptors between the wait and the first wgmma, then each wgmma chain through the
+    # DEPBAR that waits for it (descriptors built inside the chain count in it), the softmax
+    # between the chains, and the release after the last.
+    assert [(p["phase"], p["instructions"], p["samples"]) for p in phases] == [
+        ("before wait", 1, 1),
+        ("wait", 2, 30),
+        ("to wgmma 1", 1, 4),
+        ("wgmma 1", 4, 42),
+        ("after wgmma 1", 2, 14),
+        ("wgmma 2", 2, 9),
+        ("after wgmma 2", 2, 0),
+    ]
+    assert phases[1]["share"] == 0.3 and phases[1]["stalls"]["long_sb"] == 30

@@ -9,6 +9,11 @@ branch while the try-wait is suspended); its retries sit in a block at the kerne
 runs once per time-out. A loop is the instructions that ran as often as the wait did (a
 warp-specialized kernel's producer and consumers run different counts a key block: 1 warp
 against 4), so "share" is the fraction of that role's samples spent in that wait.
+
+The busiest loop is also cut into phases in program order ("phases"): before its wait, the
+wait, up to its first wgmma (building the shared-memory descriptors), then each wgmma chain from
+its first HGMMA to the WARPGROUP.DEPBAR that waits for it, and the code between chains (in the
+MLA consumers: S, the softmax and P's store, P V). Each phase's share is of the loop's samples.
 """
 
 import argparse
@@ -76,6 +81,40 @@ def loop_stalls(instructions: list[dict], executed: int) -> dict:
     return dict(total.most_common(8))
 
 
+def phases(instructions: list[dict], executed: int) -> list[dict]:
+    """The instructions that ran `executed` times, in program order, cut into phases: "before
+    wait", "wait" (a try-wait and its branch), "to wgmma 1", then "wgmma k" (an HGMMA through
+    the WARPGROUP.DEPBAR after it) and "after wgmma k" alternately; each with its instruction
+    count, samples, share of the loop's samples and three largest stall reasons."""
+    loop = sorted((i for i in instructions if i["executed"] == executed),
+                  key=lambda i: i["offset"])  # fmt: skip
+    total = sum(i["samples"] for i in loop) or 1
+    labels, name, chains, in_chain, after_wait = [], "before wait", 0, False, False
+    for k, instruction in enumerate(loop):
+        source = instruction["source"]
+        if "TRYWAIT" in source or (k and "TRYWAIT" in loop[k - 1]["source"]):
+            name, after_wait = "wait", True
+        elif "HGMMA" in source and not in_chain:
+            chains, in_chain = chains + 1, True
+            name = f"wgmma {chains}"
+        elif after_wait and name == "wait":
+            name = "to wgmma 1"
+        labels.append(name)
+        if in_chain and "WARPGROUP.DEPBAR" in source:
+            in_chain, name = False, f"after wgmma {chains}"
+    result = []
+    for label in dict.fromkeys(labels):
+        members = [i for i, n in zip(loop, labels, strict=True) if n == label]
+        stalls = Counter()
+        for instruction in members:
+            stalls.update(instruction["stalls"])
+        samples = sum(i["samples"] for i in members)
+        result.append({"phase": label, "instructions": len(members), "samples": samples,
+                       "share": round(samples / total, 3),
+                       "stalls": dict(stalls.most_common(3))})  # fmt: skip
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", type=Path, nargs="+")
@@ -88,7 +127,8 @@ def main() -> None:
                           "samples": sum(i["samples"] for i in instructions),
                           "waits": [w for w in waits if w["samples"] >= 10],
                           "busiest_loop_stalls": loop_stalls(instructions,
-                                                             busiest["executed"])}))  # fmt: skip
+                                                             busiest["executed"]),
+                          "phases": phases(instructions, busiest["executed"])}))  # fmt: skip
 
 
 if __name__ == "__main__":
