@@ -81,3 +81,18 @@ def test_a_consumer_loop_cut_into_phases(stalls, tmp_path):
         ("after wgmma 2", 2, 0),
     ]
     assert phases[1]["share"] == 0.3 and phases[1]["stalls"]["long_sb"] == 30
+
+
+def test_a_wait_between_the_chains_resumes_the_phase_it_interrupted(stalls, tmp_path):
+    # The 64-row consumers wait for the other warpgroup's P between their wgmma chains.
+    rows = [*CONSUMER_LOOP[:9],
+            ("0x1084", "SYNCS.PHASECHK.TRANS64.TRYWAIT P2, [R9+URZ+0x29130], R4", "0", "400",
+             "0", "0"),
+            ("0x1088", "@!P2 BRA 0x3010", "7", "400", "7", "0"),
+            *CONSUMER_LOOP[9:]]  # fmt: skip
+    instructions = stalls.read_sass(write_page(tmp_path / "w_sass.csv.gz", rows))
+    phases = {
+        p["phase"]: (p["instructions"], p["samples"]) for p in stalls.phases(instructions, 400)
+    }
+    assert phases["wait"] == (4, 37) and phases["after wgmma 1"] == (2, 14)
+    assert phases["to wgmma 1"] == (1, 4) and phases["wgmma 2"] == (2, 9)

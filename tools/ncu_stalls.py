@@ -83,22 +83,26 @@ def loop_stalls(instructions: list[dict], executed: int) -> dict:
 
 def phases(instructions: list[dict], executed: int) -> list[dict]:
     """The instructions that ran `executed` times, in program order, cut into phases: "before
-    wait", "wait" (a try-wait and its branch), "to wgmma 1", then "wgmma k" (an HGMMA through
+    wait", "wait" (the try-waits and their branches), "to wgmma 1", then "wgmma k" (an HGMMA through
     the WARPGROUP.DEPBAR after it) and "after wgmma k" alternately; each with its instruction
     count, samples, share of the loop's samples and three largest stall reasons."""
     loop = sorted((i for i in instructions if i["executed"] == executed),
                   key=lambda i: i["offset"])  # fmt: skip
     total = sum(i["samples"] for i in loop) or 1
-    labels, name, chains, in_chain, after_wait = [], "before wait", 0, False, False
+    # A wait inside a later phase (the 64-row consumers wait for each other's P there) counts
+    # as "wait", and the phase it interrupted resumes after it.
+    labels, name, resume, chains, in_chain = [], "before wait", "to wgmma 1", 0, False
     for k, instruction in enumerate(loop):
         source = instruction["source"]
         if "TRYWAIT" in source or (k and "TRYWAIT" in loop[k - 1]["source"]):
-            name, after_wait = "wait", True
+            if name not in ("wait", "before wait"):
+                resume = name
+            name = "wait"
         elif "HGMMA" in source and not in_chain:
             chains, in_chain = chains + 1, True
             name = f"wgmma {chains}"
-        elif after_wait and name == "wait":
-            name = "to wgmma 1"
+        elif name == "wait":
+            name = resume
         labels.append(name)
         if in_chain and "WARPGROUP.DEPBAR" in source:
             in_chain, name = False, f"after wgmma {chains}"

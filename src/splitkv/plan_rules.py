@@ -175,8 +175,8 @@ def whole_pieces_for(
     request beside 47 short 123.8 / 125.8 -> 122.7 / 124.9; qlen 2 one-long 132.5 / 134.7 ->
     131.9 / 134.0 but ragged 117.5 / 118.0 -> 118.3 / 118.6, and again with the 32-row loop's
     piece cost 4 (session 24): one-long 133.2 / 133.0 -> 132.9 / 132.9, ragged 118.6 / 118.4
-    -> 119.4 / 119.4. The 64-row program loop's
-    consumers write whole pieces too, opt-in (unmeasured)."""
+    -> 119.4 / 119.4. The 64-row program loop's consumers write whole pieces too, opt-in
+    (unmeasured)."""
     return gated_knob(
         "whole_pieces",
         requested,
