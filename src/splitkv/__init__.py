@@ -25,7 +25,7 @@ from splitkv.plan import DecodePlan, DecodeWorkspace, plan_decode
 from splitkv.prefix import SharedPrefixPlan, mla_decode_shared_prefix, plan_shared_prefix
 from splitkv.torch_op import gqa_decode_op, mla_decode_op  # registers torch.ops.splitkv
 
-__version__ = "0.2.23"
+__version__ = "0.2.24"
 __all__ = [
     "DecodePlan",
     "DecodeWorkspace",

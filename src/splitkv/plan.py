@@ -38,6 +38,7 @@ from splitkv.plan_rules import (
     merge_partials_per_row,
     merge_streams_for,
     next_pow2,
+    nonempty_splits,
     one_wave_merge_slicing,
     piece_cost_for,
     prefetch_pays,
@@ -541,6 +542,9 @@ def plan_decode(
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = block_n_ws, ws.num_warps_for(block_h), ws.NUM_STAGES
         kv_tma, page_prefetch, latent_chains = False, False, 1
+        # Splits hold whole key blocks of the request (split_range), so only filled ones launch.
+        if default_splits:
+            ws_splits = nonempty_splits(max_seq_len, ws_splits, block_n_ws)
         num_splits = ws_splits
         grid_order = grid_order_for(num_splits, spec) if default_order else grid_order
     short_tile = block_h <= MIN_DOT

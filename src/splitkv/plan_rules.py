@@ -433,6 +433,18 @@ def default_merge_num_warps(partials: int, block_d: int) -> int:
     return max(1, min(4, warps))
 
 
+def nonempty_splits(keys: int, num_splits: int, block_n: int) -> int:
+    """The splits a request of `keys` keys fills: the kernels give a split whole key blocks
+    (split_range.keys_per_split), so a count that does not divide the blocks evenly leaves
+    its last splits empty. A default plan launches only the filled ones: the partial-bytes cap
+    made 36 of 128 heads x 8k x 1 (32 filled), and the 4 empty splits' programs and the merge
+    tile padded to 64 partials cost 1.5 us (H200: 20.0 us at 36, 18.5 at 32; docs/perf.md
+    session 25)."""
+    keys_each = -(-keys // num_splits)
+    per_split = max(block_n, -(-keys_each // block_n) * block_n)
+    return max(1, -(-keys // per_split))
+
+
 def host_lengths(seq_lens, batch_size: int, max_seq_len: int) -> list[int]:
     """plan_decode's `seq_lens` hint as host ints, checked."""
     if seq_lens is None:
