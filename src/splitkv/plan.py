@@ -38,8 +38,8 @@ from splitkv.plan_rules import (
     merge_partials_per_row,
     merge_streams_for,
     next_pow2,
-    nonempty_splits,
     one_wave_merge_slicing,
+    partial_bytes_split_cap,
     piece_cost_for,
     prefetch_pays,
     program_keys_for,
@@ -484,14 +484,10 @@ def plan_decode(
             f"program_loop: expected the MLA balanced schedule, got kind={kind!r}, "
             f"schedule={schedule!r}"
         )
-    # The Gluon tile's default split count: no more splits than keep a request's fp32 partials
-    # (rows x splits x d_v x 4 B) within its key bytes, which the merge would otherwise read
-    # back in more time than the split saves (H200, 8k x 1: 128 heads best at 32 splits, 21.3
-    # us against 22.7 at 64; 16 heads x qlen 4 best at 64, 18.6 us against 20.1 at 32; session 8).
     ws_splits = num_splits
     if default_splits:
         key_bytes = max_seq_len * head_dim_qk * dtype.itemsize
-        ws_splits = max(1, min(num_splits, key_bytes // (rows * head_dim_v * 4)))
+        ws_splits = min(num_splits, partial_bytes_split_cap(key_bytes, rows * head_dim_v * 4))
     if dependent_launch is None:
         dependent_launch = spec.dependent_launch and not interpreted
     dependent_launch = bool(dependent_launch)
@@ -542,9 +538,6 @@ def plan_decode(
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = block_n_ws, ws.num_warps_for(block_h), ws.NUM_STAGES
         kv_tma, page_prefetch, latent_chains = False, False, 1
-        # Splits hold whole key blocks of the request (split_range), so only filled ones launch.
-        if default_splits:
-            ws_splits = nonempty_splits(max_seq_len, ws_splits, block_n_ws)
         num_splits = ws_splits
         grid_order = grid_order_for(num_splits, spec) if default_order else grid_order
     short_tile = block_h <= MIN_DOT

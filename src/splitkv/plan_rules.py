@@ -433,16 +433,15 @@ def default_merge_num_warps(partials: int, block_d: int) -> int:
     return max(1, min(4, warps))
 
 
-def nonempty_splits(keys: int, num_splits: int, block_n: int) -> int:
-    """The splits a request of `keys` keys fills: the kernels give a split whole key blocks
-    (split_range.keys_per_split), so a count that does not divide the blocks evenly leaves
-    its last splits empty. A default plan launches only the filled ones: the partial-bytes cap
-    made 36 of 128 heads x 8k x 1 (32 filled), and the 4 empty splits' programs and the merge
-    tile padded to 64 partials cost 1.5 us (H200: 20.0 us at 36, 18.5 at 32; docs/perf.md
-    session 25)."""
-    keys_each = -(-keys // num_splits)
-    per_split = max(block_n, -(-keys_each // block_n) * block_n)
-    return max(1, -(-keys // per_split))
+def partial_bytes_split_cap(key_bytes: int, split_partial_bytes: int) -> int:
+    """The Gluon tile's most default splits: no more than keep a request's fp32 partials
+    (`split_partial_bytes` a split: rows x d_v x 4 B) within its key bytes, which the merge
+    would otherwise read back in more time than the split saves (H200, 8k x 1: 128 heads
+    best at 32 splits, 21.3 us against 22.7 at 64; 16 heads x qlen 4 best at 64, 18.6 us
+    against 20.1 at 32; session 8). Rounded down to a power of two, as the fill rule's counts
+    are: the cap's own 36 at 128 rows x 8k x 1 took 19.8 us against 18.4 at 32, the same 32
+    splits filled (docs/perf.md session 25)."""
+    return 1 << max(0, (key_bytes // split_partial_bytes).bit_length() - 1)
 
 
 def host_lengths(seq_lens, batch_size: int, max_seq_len: int) -> list[int]:
