@@ -136,6 +136,10 @@ def test_tune_sweeps_fits_and_writes_a_table(cpu_harness, tmp_path, monkeypatch)
     )
     table = json.loads((tmp_path / "h200.json").read_text())
     assert table["tunables"]["fitted"] and len(table["fit_mla"]["per_shape"]) == 2
+    # Each shape's default plan is timed beside the sweep and scored as measured.
+    result = json.loads((tmp_path / "t.json").read_text())
+    assert [r["variant"] for r in result["rows"]].count("default") == 2
+    assert len(result["defaults_against_best"]) == 2
 
 
 def test_launched_waves_sizes_the_balanced_grid_by_its_launched_programs(monkeypatch):

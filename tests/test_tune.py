@@ -12,6 +12,7 @@ from splitkv.tune import (
     SWEEP_SPLITS,
     best_times,
     default_splits,
+    defaults_against_best,
     fit_tunables,
     save_tuned,
     time_at,
@@ -89,6 +90,32 @@ def test_fit_ignores_failed_ragged_and_balanced_rows():
         fit_tunables([], H200)
     with pytest.raises(ValueError, match=r"^rows: expected ok gqa rows"):
         fit_tunables(rows, H200, kind="gqa")
+
+
+def test_defaults_are_scored_as_measured_not_by_their_nearest_count():
+    # Session 25's tune, 128 heads 8k x 1: the default (36 splits) measured 20.0 us; the fit's
+    # scoring had credited it with 32's 18.5.
+    shape = {"kind": "mla", "heads": 128, "kv_heads": 1, "context": 8192, "batch": 1, "qlen": 1,
+             "head_dim": 576, "provider": "splitkv", "status": "ok", "label": ""}  # fmt: skip
+    rows = [
+        {**shape, "variant": f"num_splits={n}", "num_splits": n, "p50_us": t}
+        for n, t in ((16, 24.5), (32, 18.5), (64, 20.1))
+    ]
+    rows.append({**shape, "variant": "default", "num_splits": 36, "p50_us": 20.0})
+    rows.append({**shape, "variant": "num_splits=8", "num_splits": 8, "status": "wrong: nan",
+                 "p50_us": 0.001})  # fmt: skip
+    other = {**shape, "context": 68096, "variant": "default", "num_splits": 16,
+             "schedule": "balanced x 132 programs", "p50_us": 140.0}  # fmt: skip
+    rows += [other, {**other, "variant": "num_splits=16", "schedule": "uniform", "p50_us": 150.0}]
+    report = defaults_against_best(rows)
+    assert [(d["default_splits"], d["best_variant"]) for d in report] == [
+        (36, "num_splits=32"),
+        (16, "default"),
+    ]
+    assert report[0]["slowdown"] == pytest.approx(20.0 / 18.5) and report[1]["slowdown"] == 1.0
+    assert report[1]["default_schedule"].startswith("balanced")
+    # The fit sees the default's own count as measured (36: 20.0), not as 32's time.
+    assert best_times(rows)[best_key(rows[0])][36] == 20.0
 
 
 def best_key(row):

@@ -48,18 +48,52 @@ def best_times(rows: Iterable[dict]) -> dict[ShapeKey, dict[int, float]]:
             continue  # ragged and prefix batches are not part of the fit
         if row.get("schedule", "uniform") != "uniform":
             continue  # the fill rule picks split counts of the uniform schedule only
-        key = (
-            row.get("kind", "mla"),
-            row["heads"],
-            row.get("kv_heads", 1),
-            row["context"],
-            row["batch"],
-            row.get("qlen", 1),
-            row.get("head_dim", 128),
-        )
-        splits = times.setdefault(key, {})
+        splits = times.setdefault(shape_key(row), {})
         splits[row["num_splits"]] = min(row["p50_us"], splits.get(row["num_splits"], math.inf))
     return times
+
+
+def shape_key(row: dict) -> ShapeKey:
+    return (
+        row.get("kind", "mla"),
+        row["heads"],
+        row.get("kv_heads", 1),
+        row["context"],
+        row["batch"],
+        row.get("qlen", 1),
+        row.get("head_dim", 128),
+    )
+
+
+def defaults_against_best(rows: Iterable[dict]) -> list[dict]:
+    """Target 6 as measured: each shape's `default` row (the plan as it stands, whatever its
+    count or schedule) against the fastest ok row of the same shape. Unlike the fit's
+    scoring, no time is borrowed from a neighbouring count (the cap's 36 splits of 128 heads
+    x 8k x 1 had been credited with 32's time; measured, it was 8% slower)."""
+    defaults: dict[ShapeKey, dict] = {}
+    fastest: dict[ShapeKey, dict] = {}
+    for row in rows:
+        if row.get("provider", "splitkv") != "splitkv" or row.get("status") != "ok":
+            continue
+        if row.get("label"):
+            continue
+        key = shape_key(row)
+        if row.get("variant") == "default":
+            defaults[key] = row
+        if key not in fastest or row["p50_us"] < fastest[key]["p50_us"]:
+            fastest[key] = row
+    return [
+        {
+            "shape": list(key),
+            "default_splits": row["num_splits"],
+            "default_schedule": row.get("schedule", "uniform"),
+            "default_us": row["p50_us"],
+            "best_variant": fastest[key].get("variant", ""),
+            "best_us": fastest[key]["p50_us"],
+            "slowdown": row["p50_us"] / fastest[key]["p50_us"],
+        }
+        for key, row in sorted(defaults.items())
+    ]
 
 
 def time_at(measured: dict[int, float], splits: int) -> float:

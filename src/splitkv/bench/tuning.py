@@ -10,7 +10,7 @@ from splitkv.bench.report import splits_png, write_results
 from splitkv.bench.shapes import GQA_MODELS, gqa_shapes, grid_shapes
 from splitkv.bench.sweep import Trial, environment, measure_ceilings, run_shapes
 from splitkv.device import TUNED_DIR, DeviceSpec, match_preset
-from splitkv.tune import SWEEP_SPLITS, fit_tunables, save_tuned
+from splitkv.tune import SWEEP_SPLITS, defaults_against_best, fit_tunables, save_tuned
 
 
 def run_tune(
@@ -40,21 +40,33 @@ def run_tune(
         shapes = gqa_shapes(models or list(GQA_MODELS), contexts, batches, dtype=dtype)
     else:
         shapes = grid_shapes(heads, contexts, batches, dtype=dtype)
-    progress(f"tuning {preset}: {len(shapes)} shapes x {len(SWEEP_SPLITS)} split counts")
+    progress(
+        f"tuning {preset}: {len(shapes)} shapes x ({len(SWEEP_SPLITS)} split counts + the default)"
+    )
     ceilings = measure_ceilings()
     result = {"env": environment(), "ceilings": ceilings, "rows": []}
     rows = run_shapes(
         shapes,
         ["splitkv"],
         ceilings,
-        trials=[Trial(f"num_splits={n}", {"num_splits": n}) for n in SWEEP_SPLITS],
+        # The plan's own default too: target 6 is scored on it as measured (a default between
+        # two swept counts, or on another schedule, has a time of its own).
+        trials=[Trial("default")]
+        + [Trial(f"num_splits={n}", {"num_splits": n}) for n in SWEEP_SPLITS],
         measure_merge=True,
         rep_ms=rep_ms,
         progress=progress,
         checkpoint=lambda r: write_results({**result, "rows": r}, out_dir, tag),
     )
     result["rows"] = rows
+    result["defaults_against_best"] = defaults_against_best(rows)
     write_results(result, out_dir, tag)
+    measured = [d["slowdown"] for d in result["defaults_against_best"]]
+    if measured:
+        progress(
+            f"the defaults as planned, measured: worst {max(measured):.3f}x the best row of "
+            f"their shape ({sum(m > 1.05 for m in measured)} of {len(measured)} past 5%)"
+        )
     fit = fit_tunables(rows, spec, kind=kind)
     progress(f"fit: {fit.tunables}")
     progress(
