@@ -12,6 +12,7 @@ MODULES = [
     "splitkv.plan",
     "splitkv.mla",
     "splitkv.gqa",
+    "splitkv.prefix_gqa",
     "splitkv.merge",
     "splitkv.schedule",
     "splitkv.bench.shapes",

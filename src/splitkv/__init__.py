@@ -23,6 +23,7 @@ from splitkv.mla import mla_decode
 from splitkv.partition import num_partitions
 from splitkv.plan import DecodePlan, DecodeWorkspace, plan_decode
 from splitkv.prefix import SharedPrefixPlan, mla_decode_shared_prefix, plan_shared_prefix
+from splitkv.prefix_gqa import gqa_decode_shared_prefix
 from splitkv.torch_op import gqa_decode_op, mla_decode_op  # registers torch.ops.splitkv
 
 __version__ = "0.2.24"
@@ -35,6 +36,7 @@ __all__ = [
     "__version__",
     "gqa_decode",
     "gqa_decode_op",
+    "gqa_decode_shared_prefix",
     "merge_states",
     "mla_decode",
     "mla_decode_op",

@@ -78,12 +78,7 @@ class SharedPrefixPlan:
         if not (chunks and self._cascade_pays(chunks, per_request)):
             self.rows[qlen, heads] = None  # a plain decode: nothing to put on the device
             return None
-        if self.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
-            raise ValueError(
-                f"prefix_groups: a plan not yet used for qlen {qlen} x {heads} heads, under "
-                f"CUDA-graph capture; build it with plan_shared_prefix(..., num_heads="
-                f"{heads}, qlen={qlen}) or make one call before capturing"
-            )
+        refuse_under_capture(self.device, qlen, heads)
         batch = self.prefix_len.shape[0]
         self.rows[qlen, heads] = prefix_rows(
             self.groups, batch, per_request, self.page_size, width, self.device
@@ -161,6 +156,7 @@ def plan_shared_prefix(
     *,
     num_heads: int | None = None,
     qlen: int = 1,
+    num_kv_heads: int | None = None,
     max_rows: int | None = None,
     device_spec: DeviceSpec | None = None,
 ) -> SharedPrefixPlan:
@@ -172,6 +168,8 @@ def plan_shared_prefix(
     num_heads, qlen: the calls' query heads and positions, to build the prefix pass's row
     indices now (a graph captured on the plan's first call needs them); else the first call
     of each shape builds them.
+    num_kv_heads: with num_heads, build them for `gqa_decode_shared_prefix` calls of that
+    many kv heads instead (MLA calls: leave it None).
     max_rows: the most query rows a request (heads x qlen) at which reading shared pages once
     always pays; with more (compute-bound) a call takes the cascade only where stacking
     the members' rows pads the tensor-core tiles less than the plain path (the H200: 96 or
@@ -184,6 +182,12 @@ def plan_shared_prefix(
     if num_heads is not None:
         check_int("num_heads", num_heads, 1, MAX_HEADS)
         check_int("qlen", qlen, 1, MAX_QLEN)
+    if num_kv_heads is not None:
+        if num_heads is None or num_heads % max(num_kv_heads, 1):
+            raise ValueError(
+                f"num_kv_heads: expected a divisor of num_heads={num_heads}, got {num_kv_heads}"
+            )
+        check_int("num_kv_heads", num_kv_heads, 1, num_heads)
     spec = device_spec if device_spec is not None else DeviceSpec.from_torch(device)
     if max_rows is None:
         max_rows = spec.tunables.prefix_max_rows
@@ -200,7 +204,11 @@ def plan_shared_prefix(
         max_rows=max_rows,
         spec=spec,
     )
-    if num_heads is not None:
+    if num_heads is not None and num_kv_heads is not None:
+        from splitkv.prefix_gqa import gqa_rows_for  # the GQA cascade builds on this module
+
+        gqa_rows_for(plan, qlen, num_heads, num_kv_heads)
+    elif num_heads is not None:
         plan.rows_for(qlen, num_heads)
     return plan
 
@@ -242,16 +250,7 @@ def mla_decode_shared_prefix(
         max_heads=MAX_HEADS,
         max_qlen=MAX_QLEN,
     )
-    prefix = prefix_groups
-    if not isinstance(prefix, SharedPrefixPlan):
-        prefix = plan_shared_prefix(
-            prefix, call.batch, page_table.shape[1], call.page_size, q.device
-        )
-    elif prefix.prefix_len.shape != (call.batch,) or prefix.page_size != call.page_size:
-        raise ValueError(
-            f"prefix_groups: expected a plan for {call.batch} requests of page size "
-            f"{call.page_size}, got one for {tuple(prefix.prefix_len.shape)} / {prefix.page_size}"
-        )
+    prefix = resolve_prefix_plan(prefix_groups, call.batch, page_table, call.page_size, q.device)
     if validate:
         validate_decode_data(
             page_table,
@@ -260,7 +259,7 @@ def mla_decode_shared_prefix(
             page_size=call.page_size,
             qlen=call.qlen,
         )
-        _validate_sharing(page_table, seq_lens, call.page_size, prefix.groups)
+        validate_sharing(page_table, seq_lens, call.page_size, prefix.groups)
     qlen, heads = call.qlen, call.num_heads
     rows = prefix.rows_for(qlen, heads)  # built, or a clear error under capture, before any launch
 
@@ -275,12 +274,37 @@ def mla_decode_shared_prefix(
     if rows is None or call.batch == 0:  # no prefix pass: a plain decode
         return mla_decode(q, call.kv_cache, page_table, seq_lens, scale=call.scale,
                           plan=suffix_plan)  # fmt: skip
-    suffix_table, suffix_lens, takes_part = _suffix_rows(page_table, seq_lens, prefix, qlen)
+    suffix_table, suffix_lens, takes_part = suffix_rows(page_table, seq_lens, prefix, qlen)
     suffix_out, suffix_lse = mla_decode(q, call.kv_cache, suffix_table, suffix_lens,
                                         scale=call.scale, plan=suffix_plan)  # fmt: skip
     # Prefix pass: every group's rows at once over its shared pages, all groups in one launch.
     chunk_out, chunk_lse = _prefix_pass(q, call, page_table, rows, prefix_plan)
-    return _merge_prefix(chunk_out, chunk_lse, rows, takes_part, suffix_out, suffix_lse)
+    return merge_prefix_states(chunk_out, chunk_lse, rows, takes_part, suffix_out, suffix_lse)
+
+
+def resolve_prefix_plan(
+    prefix_groups, batch: int, page_table: torch.Tensor, page_size: int, device: torch.device
+) -> SharedPrefixPlan:
+    """The call's plan: the caller's, checked against the call, or one built from its groups
+    (which copies them to the device)."""
+    if not isinstance(prefix_groups, SharedPrefixPlan):
+        return plan_shared_prefix(prefix_groups, batch, page_table.shape[1], page_size, device)
+    if prefix_groups.prefix_len.shape != (batch,) or prefix_groups.page_size != page_size:
+        raise ValueError(
+            f"prefix_groups: expected a plan for {batch} requests of page size {page_size}, "
+            f"got one for {tuple(prefix_groups.prefix_len.shape)} / {prefix_groups.page_size}"
+        )
+    return prefix_groups
+
+
+def refuse_under_capture(device: torch.device, qlen: int, heads: int, kv_heads: str = "") -> None:
+    """A plan's first call of a shape copies its rows to the device: not under capture."""
+    if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+        raise ValueError(
+            f"prefix_groups: a plan not yet used for qlen {qlen} x {heads} heads, under "
+            f"CUDA-graph capture; build it with plan_shared_prefix(..., num_heads={heads}, "
+            f"qlen={qlen}{kv_heads}) or make one call before capturing"
+        )
 
 
 def _tile_rows(rows: int, spec: DeviceSpec) -> int:
@@ -289,7 +313,7 @@ def _tile_rows(rows: int, spec: DeviceSpec) -> int:
     return -(-rows // block_h) * block_h
 
 
-def _suffix_rows(page_table, seq_lens, prefix, qlen):
+def suffix_rows(page_table, seq_lens, prefix, qlen):
     """(table, lengths) of each request's keys after its prefix, and whether it takes part in
     its group's prefix pass (int8), in one launch."""
     batch, columns = page_table.shape
@@ -321,7 +345,7 @@ def _prefix_pass(q, call, page_table, rows, plan):
     return out.view(-1, out.shape[-1]), lse.view(-1)
 
 
-def _merge_prefix(chunk_out, chunk_lse, rows, takes_part, suffix_out, suffix_lse):
+def merge_prefix_states(chunk_out, chunk_lse, rows, takes_part, suffix_out, suffix_lse):
     """Each query row's prefix state (weight 0 where its request took no part) merged with its
     suffix state in fp32, in one launch."""
     out, lse = torch.empty_like(suffix_out), torch.empty_like(suffix_lse)
@@ -360,7 +384,7 @@ def _check_groups(prefix_groups, batch: int, columns: int) -> list[tuple[list[in
     return groups
 
 
-def _validate_sharing(
+def validate_sharing(
     page_table: torch.Tensor, seq_lens: torch.Tensor, page_size: int, groups
 ) -> None:
     """Every shared column a member uses holds the same page id for all members using it (a

@@ -31,25 +31,37 @@ def prefix_rows(
     page_size: int,
     max_rows: int,
     device: torch.device | str,
+    *,
+    kv_heads: int = 1,
+    heads_per_kv: int | None = None,
 ) -> PrefixRows | None:
     """The chunks of `groups` ((members, shared pages) each) for requests of `rows_per_request`
-    query rows (qlen x heads, flat as q's rows are), or None when no group has a page. Query
-    rows of requests outside every pass point at chunk row 0 (their prefix state is masked)."""
+    query rows a kv head (MLA: qlen x heads, flat as q's rows are; GQA: qlen x heads_per_kv),
+    or None when no group has a page. With `kv_heads` > 1 a chunk holds its rows once per kv
+    head, kv head by kv head (the stacked call's query head h reads kv head h // width), from
+    q's rows ordered (request, position, kv head, head of that kv head). Query rows of
+    requests outside every pass point at chunk row 0 (their prefix state is masked)."""
     chunks = chunk_layout(groups, rows_per_request, max_rows)
     if not chunks:
         return None
     width = chunk_width(chunks)
-    gather = [0] * (len(chunks) * width)  # padding rows repeat query row 0
-    scatter = [0] * (batch * rows_per_request)
+    per_kv = heads_per_kv or rows_per_request
+    gather = [0] * (len(chunks) * kv_heads * width)  # padding rows repeat query row 0
+    scatter = [0] * (batch * rows_per_request * kv_heads)
     for c, (g, start, rows) in enumerate(chunks):
         members = groups[g][0]
         for r in range(start, start + rows):
-            row = members[r // rows_per_request] * rows_per_request + r % rows_per_request
-            gather[c * width + r - start] = row
-            scatter[row] = c * width + r - start
+            member = members[r // rows_per_request]
+            position, head = divmod(r % rows_per_request, per_kv)
+            first = (member * rows_per_request + position * per_kv) * kv_heads
+            for h in range(kv_heads):
+                row = first + h * per_kv + head
+                stacked = (c * kv_heads + h) * width + r - start
+                gather[stacked] = row
+                scatter[row] = stacked
     return PrefixRows(
         num_chunks=len(chunks),
-        width=width,
+        width=kv_heads * width,
         tokens=max(groups[g][1] for g, _, _ in chunks) * page_size,
         gather=torch.tensor(gather, device=device),
         scatter=torch.tensor(scatter, device=device),

@@ -122,6 +122,8 @@ class GqaCase:
     seq_lens: torch.Tensor
     poison_page: int
     sinks: torch.Tensor | None = None  # optional [q_heads] float32 sink logits
+    # (requests, leading tokens they share) per group, as `MlaCase.sharing`
+    sharing: tuple[tuple[tuple[int, ...], int], ...] = ()
 
     @property
     def args(self) -> tuple[torch.Tensor, ...]:
@@ -148,21 +150,26 @@ def random_gqa_case(
     first_page: int = 0,
     contiguous: bool = False,
     sinks: bool = False,
+    shared_prefix: int = 0,
+    prefix_groups: Sequence[tuple[Sequence[int], int]] = (),
     seed: int | None = None,
 ) -> GqaCase:
     """Random GQA inputs: caches [num_pages, page_size, kv_heads, head_dim], NaN wherever a
     request owns no slot; `sinks`: random sink logits too. Other arguments as for
     `random_mla_case`."""
+    groups = prefix_groups_of(shared_prefix, prefix_groups, len(seq_lens))
     layout = _paged_layout(
-        seq_lens, page_size, table_columns, (), spare_pages, first_page, contiguous, device, seed
-    )
+        seq_lens, page_size, table_columns, groups, spare_pages, first_page, contiguous, device,
+        seed,
+    )  # fmt: skip
     k_cache = layout.random_cache((num_kv_heads, head_dim), dtype)
     v_cache = layout.random_cache((num_kv_heads, head_dim), dtype)
     q = layout.randn((len(seq_lens), qlen, num_q_heads, head_dim), dtype)
     sink_logits = layout.randn((num_q_heads,), torch.float32) if sinks else None
     return GqaCase(
-        q, k_cache, v_cache, layout.page_table, layout.seq_lens, layout.poison_page, sink_logits
-    )
+        q, k_cache, v_cache, layout.page_table, layout.seq_lens, layout.poison_page, sink_logits,
+        groups,
+    )  # fmt: skip
 
 
 @dataclass

@@ -1,0 +1,165 @@
+"""GQA/MHA decode with shared prefixes read once per chunk of a group: the cascade of
+`splitkv/prefix.py` on NHD caches (docs/shared-prefix.md).
+
+1. Prefix pass: each kv head's query rows of a group's members (qlen x heads of that kv head,
+   member by member) are stacked as that kv head's heads of one request over the group's
+   shared pages (qlen 1: the prefix lies before every query token). A request of the pass
+   holds at most MAX_HEADS heads, so a chunk holds MAX_HEADS // kv_heads rows a kv head: 16
+   at 8 kv heads (4 members of llama3-8b's 4 heads a kv head at qlen 1), 128 at one.
+2. Suffix pass and merge as for MLA: every request's keys after its prefix, then the two states
+   of every row in fp32. Sinks enter the suffix pass only, so each row's softmax counts them
+   once; a logit cap applies to both passes.
+
+A sliding window (`window_left >= 0`) decodes plainly: the prefix pass would need each query
+token's window, and a window that excludes most of a long prefix leaves little to share.
+Calls whose chunks would hold one member each (too many rows a kv head) decode plainly too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from splitkv.checks import check_gqa_call, validate_decode_data
+from splitkv.gqa import gqa_decode
+from splitkv.plan import MAX_HEADS, MAX_QLEN, DecodePlan, plan_decode
+from splitkv.prefix import (
+    SharedPrefixPlan,
+    merge_prefix_states,
+    refuse_under_capture,
+    resolve_prefix_plan,
+    suffix_rows,
+    validate_sharing,
+)
+from splitkv.prefix_rows import PrefixRows, chunk_layout, prefix_rows
+
+
+def gqa_decode_shared_prefix(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    page_table: torch.Tensor,
+    seq_lens: torch.Tensor,
+    prefix_groups: Sequence[tuple[Sequence[int], int]] | SharedPrefixPlan,
+    *,
+    scale: float | None = None,
+    window_left: int = -1,
+    logit_cap: float = 0.0,
+    sinks: torch.Tensor | None = None,
+    validate: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """GQA/MHA decode where groups of requests share leading pages (prefix caching): each
+    group's shared pages are read once a chunk of its members (module docstring).
+
+    Args:
+        q, k_cache, v_cache, page_table, seq_lens, scale, window_left, logit_cap, sinks: as
+            `splitkv.gqa_decode`.
+        prefix_groups: a `plan_shared_prefix(...)` result (with `num_kv_heads=` to build the
+            prefix pass's rows before a CUDA-graph capture), or its (request indices, shared
+            pages) pairs (planned on each call then: that copies them to the device).
+        validate: also check lengths and page ids, and that each group's members hold the
+            same page ids in the shared columns they use (syncs).
+
+    Returns:
+        (out, lse) as `splitkv.gqa_decode`, equal to it within rounding.
+
+    >>> import torch, splitkv
+    >>> dev = "cuda" if torch.cuda.is_available() else "cpu"
+    >>> dt = torch.bfloat16 if dev == "cuda" else torch.float16
+    >>> q = torch.randn(2, 1, 8, 64, dtype=dt, device=dev)
+    >>> k, v = torch.randn(2, 6, 16, 2, 64, dtype=dt, device=dev)
+    >>> table = torch.tensor([[0, 1, 2], [0, 1, 3]], dtype=torch.int32, device=dev)  # 0-1 shared
+    >>> lens = torch.tensor([40, 45], dtype=torch.int32, device=dev)
+    >>> out, lse = splitkv.gqa_decode_shared_prefix(q, k, v, table, lens, [([0, 1], 2)])
+    >>> out.shape, lse.shape
+    (torch.Size([2, 1, 8, 64]), torch.Size([2, 1, 8]))
+    """
+    call = check_gqa_call(
+        q,
+        k_cache,
+        v_cache,
+        page_table,
+        seq_lens,
+        scale=scale,
+        out=None,
+        lse=None,
+        window_left=window_left,
+        logit_cap=logit_cap,
+        sinks=sinks,
+        max_heads=MAX_HEADS,
+        max_qlen=MAX_QLEN,
+    )
+    prefix = resolve_prefix_plan(prefix_groups, call.batch, page_table, call.page_size, q.device)
+    if validate:
+        validate_decode_data(
+            page_table, seq_lens, num_pages=call.num_pages, page_size=call.page_size,
+            qlen=call.qlen,
+        )  # fmt: skip
+        validate_sharing(page_table, seq_lens, call.page_size, prefix.groups)
+    rows = None  # built, or a clear error under capture, before any launch
+    if window_left < 0:
+        rows = gqa_rows_for(prefix, call.qlen, call.num_q_heads, call.num_kv_heads)
+    suffix_plan, prefix_plan = gqa_plans_for(prefix, q, call, page_table.shape[1], rows)
+    caches = (k_cache, v_cache)
+    softmax = {"scale": call.scale, "logit_cap": logit_cap}
+    if rows is None or call.batch == 0:  # no prefix pass: a plain decode
+        return gqa_decode(q, *caches, page_table, seq_lens, plan=suffix_plan,
+                          window_left=window_left, sinks=sinks, **softmax)  # fmt: skip
+    suffix_table, suffix_lens, takes_part = suffix_rows(page_table, seq_lens, prefix, call.qlen)
+    suffix_out, suffix_lse = gqa_decode(q, *caches, suffix_table, suffix_lens, plan=suffix_plan,
+                                        sinks=sinks, **softmax)  # fmt: skip
+    # Prefix pass: every chunk's stacked rows over its group's pages (read through its first
+    # member's table row), all chunks the requests of one launch.
+    head_dim = call.head_dim
+    stacked = q.reshape(-1, head_dim)[rows.gather].view(rows.num_chunks, 1, rows.width, head_dim)
+    chunk_out, chunk_lse = gqa_decode(stacked, *caches, page_table[rows.first], rows.lens,
+                                      plan=prefix_plan, **softmax)  # fmt: skip
+    return merge_prefix_states(chunk_out.view(-1, head_dim), chunk_lse.view(-1), rows,
+                               takes_part, suffix_out, suffix_lse)  # fmt: skip
+
+
+def gqa_rows_for(
+    prefix: SharedPrefixPlan, qlen: int, q_heads: int, kv_heads: int
+) -> PrefixRows | None:
+    """The prefix pass's chunks for calls of this shape (built on the first, kept in the
+    plan), or None where those calls decode plainly: no group has a page, or a chunk could
+    hold no more than one member's rows."""
+    key = ("gqa", qlen, q_heads, kv_heads)
+    if key in prefix.rows:
+        return prefix.rows[key]
+    heads_per_kv = q_heads // kv_heads
+    per_request = qlen * heads_per_kv  # rows a kv head
+    members_per_chunk = (MAX_HEADS // kv_heads) // per_request
+    chunk_rows = members_per_chunk * per_request  # whole members: a chunk never splits one
+    if members_per_chunk < 2 or not chunk_layout(prefix.groups, per_request, chunk_rows):
+        prefix.rows[key] = None
+        return None
+    refuse_under_capture(prefix.device, qlen, q_heads, f", num_kv_heads={kv_heads}")
+    batch = prefix.prefix_len.shape[0]
+    prefix.rows[key] = prefix_rows(prefix.groups, batch, per_request, prefix.page_size,
+                                   chunk_rows, prefix.device, kv_heads=kv_heads,
+                                   heads_per_kv=heads_per_kv)  # fmt: skip
+    return prefix.rows[key]
+
+
+def gqa_plans_for(
+    prefix: SharedPrefixPlan, q: torch.Tensor, call, columns: int, rows: PrefixRows | None
+) -> tuple[DecodePlan, DecodePlan | None]:
+    """The suffix and prefix passes' decode plans, planned on a shape's first call and kept
+    with their workspaces, as `SharedPrefixPlan.plans_for` does for MLA."""
+    key = ("gqa", call.qlen, call.num_q_heads, call.num_kv_heads, call.head_dim,
+           call.window_left, q.dtype, q.device, columns)  # fmt: skip
+    if key in prefix.passes:
+        return prefix.passes[key]
+    gqa = {"kind": "gqa", "num_kv_heads": call.num_kv_heads, "head_dim": call.head_dim}
+    tiles = {"page_size": prefix.page_size, "dtype": q.dtype, "device": q.device}
+    suffix = plan_decode(max(call.batch, 1), columns * prefix.page_size, call.num_q_heads,
+                         qlen=call.qlen, window_left=call.window_left, **gqa,
+                         **tiles)  # fmt: skip
+    stacked = None
+    if rows is not None:
+        stacked = plan_decode(rows.num_chunks, rows.tokens, rows.width, **gqa, **tiles)
+    if not (q.is_cuda and torch.cuda.is_current_stream_capturing()):
+        prefix.passes[key] = (suffix, stacked)
+    return suffix, stacked

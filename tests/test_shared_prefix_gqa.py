@@ -1,0 +1,154 @@
+"""gqa_decode_shared_prefix: the cascade on NHD caches (each kv head's rows of a group's
+members stacked over the shared pages, the suffix pass, the merge) equals the plain decode for
+every grouping, with sinks, a logit cap and qlen > 1; windows and over-wide chunks decode
+plainly."""
+
+import dataclasses
+
+import pytest
+import torch
+
+import splitkv
+from splitkv.prefix_gqa import gqa_rows_for
+from splitkv.prefix_rows import prefix_rows
+from splitkv.testing import capture_cuda_graph, check_against_reference, random_gqa_case
+
+
+def check(case, groups, **kwargs):
+    out, lse = splitkv.gqa_decode_shared_prefix(*case.args, groups, validate=True, **kwargs)
+    want = splitkv.reference.gqa_decode(*case.args, **kwargs)
+    check_against_reference(out, lse, *want)
+
+
+def gqa_case(lengths, q_heads=8, kv_heads=2, **kwargs):
+    return random_gqa_case(lengths, q_heads, kv_heads, 64, **kwargs)
+
+
+@pytest.mark.parametrize("qlen", [1, 3])
+@pytest.mark.parametrize("page_size", [1, 16])
+def test_one_group_with_edge_members(qlen, page_size, dtype, device):
+    shared = 4 * page_size if page_size > 1 else 37
+    lengths = [
+        shared + 70,  # plain member
+        shared + 3,
+        shared + qlen - 1,  # its whole context is the prefix (plus its query tokens)
+        shared - 5,  # ends inside the prefix: decoded plainly
+        shared + 40,  # in no group
+    ]
+    case = gqa_case(lengths, qlen=qlen, page_size=page_size, dtype=dtype, device=device,
+                    shared_prefix=shared)  # fmt: skip
+    case_groups = [([0, 1, 2, 3], shared // page_size)]
+    check(case, case_groups)
+
+
+def test_sinks_count_once_and_the_cap_applies_to_both_passes(dtype, device):
+    # Request 1's whole context is the prefix: its suffix holds no key, only the sink.
+    case = gqa_case([90, 48, 70, 0], sinks=True, page_size=16, dtype=dtype, device=device,
+                    prefix_groups=[([0, 1, 2, 3], 48)])  # fmt: skip
+    check(case, [([0, 1, 2, 3], 3)], sinks=case.sinks, logit_cap=5.0)
+
+
+def test_two_groups_and_requests_outside_them(dtype, device):
+    lengths = [130, 100, 64, 90, 60, 33, 45]
+    groups = [([0, 1, 2], 64), ([3, 5], 32)]  # request 4 and 6 share nothing
+    case = gqa_case(lengths, qlen=2, page_size=16, dtype=dtype, device=device,
+                    prefix_groups=groups)  # fmt: skip
+    assert case.sharing == (((0, 1, 2), 64), ((3, 5), 32))
+    check(case, [(m, tokens // 16) for m, tokens in groups])
+    check(case, [])  # no sharing: one plain decode
+    check(case, [([0, 1], 0), ([], 3)])
+
+
+def test_chunks_hold_whole_members_of_every_kv_head(dtype, device):
+    # 16 kv heads of 2 query heads at qlen 2: 4 rows a kv head a member, 128 // 16 = 8 rows a
+    # kv head a chunk, so 2 members a chunk and 3 chunks for 5 members.
+    case = gqa_case([50, 70, 40, 90, 66], 32, 16, qlen=2, page_size=16, dtype=dtype,
+                    device=device, shared_prefix=32)  # fmt: skip
+    plan = splitkv.plan_shared_prefix([(range(5), 2)], 5, case.page_table.shape[1], 16, device,
+                                      num_heads=32, qlen=2, num_kv_heads=16)  # fmt: skip
+    rows = gqa_rows_for(plan, 2, 32, 16)
+    assert (rows.num_chunks, rows.width) == (3, 16 * 8)
+    check(case, plan)
+
+
+def test_calls_whose_chunks_would_hold_one_member_decode_plainly(dtype, device, monkeypatch):
+    # 32 kv heads of 4 query heads: 4 rows a kv head a member, 128 // 32 = 4 a chunk.
+    plan = splitkv.plan_shared_prefix([([0, 1], 2)], 2, 4, 16, device)
+    assert gqa_rows_for(plan, 1, 128, 32) is None and gqa_rows_for(plan, 1, 64, 32) is not None
+    case = gqa_case([50, 40], 128, 32, page_size=16, dtype=dtype, device=device,
+                    shared_prefix=32)  # fmt: skip
+    calls = []
+    real = splitkv.prefix_gqa.gqa_decode
+    monkeypatch.setattr(splitkv.prefix_gqa, "gqa_decode",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))  # fmt: skip
+    check(case, plan)
+    assert len(calls) == 1
+
+
+def test_a_sliding_window_decodes_plainly(dtype, device):
+    case = gqa_case([90, 70], page_size=16, dtype=dtype, device=device, shared_prefix=48)
+    check(case, [([0, 1], 3)], window_left=20)
+
+
+def test_gqa_prefix_rows_stack_each_kv_heads_rows():
+    # Requests of qlen 2 x 4 query heads over 2 kv heads (2 a kv head): q's flat rows are
+    # (request, position, kv head, head of that kv head).
+    rows = prefix_rows((((1, 2), 1),), 3, 4, 16, 8, "cpu", kv_heads=2, heads_per_kv=2)
+    assert (rows.num_chunks, rows.width) == (1, 16)
+    gather = rows.gather.view(2, 8)  # [kv head, stacked row]
+    for kv_head in range(2):
+        heads = gather[kv_head] % 4  # q head of each stacked row
+        assert ((heads // 2) == kv_head).all()
+    assert sorted(gather.flatten().tolist()) == list(range(8, 24))  # requests 1 and 2
+    assert (rows.scatter[rows.gather] == torch.arange(16)).all()
+
+
+def test_plan_for_kv_heads_and_bad_counts_named(device):
+    plan = splitkv.plan_shared_prefix([([0, 1], 2)], 2, 4, 16, device, num_heads=8,
+                                      num_kv_heads=2)  # fmt: skip
+    assert ("gqa", 1, 8, 2) in plan.rows
+    with pytest.raises(ValueError, match=r"^num_kv_heads: expected a divisor of num_heads=8"):
+        splitkv.plan_shared_prefix([([0, 1], 2)], 2, 4, 16, device, num_heads=8, num_kv_heads=3)
+    with pytest.raises(ValueError, match=r"^num_kv_heads: expected a divisor of num_heads=None"):
+        splitkv.plan_shared_prefix([([0, 1], 2)], 2, 4, 16, device, num_kv_heads=2)
+
+
+def test_under_capture_an_unbuilt_shape_is_named(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    plan = splitkv.plan_shared_prefix([([0, 1, 2], 2)], 3, 6, 16, "cpu")
+    plan = dataclasses.replace(plan, device=torch.device("cuda"), rows={})
+    with pytest.raises(ValueError, match=r"num_heads=8, qlen=1, num_kv_heads=2\)"):
+        gqa_rows_for(plan, 1, 8, 2)
+
+
+@pytest.mark.gpu
+@pytest.mark.filterwarnings("ignore:The CUDA Graph is empty")
+def test_gqa_cascade_captured_once_replayed_with_new_lengths():
+    columns, groups = 12, [([0, 1, 2], 64), ([4], 32)]
+    prefix = splitkv.plan_shared_prefix([([0, 1, 2], 4), ([4], 2)], 5, columns, 16, "cuda",
+                                        num_heads=8, num_kv_heads=2)  # fmt: skip
+    inputs = {"page_size": 16, "dtype": torch.bfloat16, "device": "cuda",
+              "table_columns": columns, "prefix_groups": groups}  # fmt: skip
+    cases = [
+        gqa_case([64 + a, 64 + b, 60, 100 + a, 32 + b], seed=s, **inputs)
+        for s, (a, b) in enumerate([(1, 70), (90, 3), (0, 0)])
+    ]
+    pool = max(case.k_cache.shape[0] for case in cases)
+    k, v = (torch.full((pool, 16, 2, 64), float("nan"), dtype=torch.bfloat16, device="cuda")
+            for _ in range(2))  # fmt: skip
+    q, table, lens = (t.clone() for t in (cases[0].q, cases[0].page_table, cases[0].seq_lens))
+    result = {}
+
+    def step():
+        result["out"] = splitkv.gqa_decode_shared_prefix(q, k, v, table, lens, prefix)
+
+    graph = capture_cuda_graph(step)
+    for case in cases:
+        k[: case.k_cache.shape[0]].copy_(case.k_cache)
+        v[: case.v_cache.shape[0]].copy_(case.v_cache)
+        for static, new in ((q, case.q), (table, case.page_table), (lens, case.seq_lens)):
+            static.copy_(new)
+        graph.replay()
+        torch.cuda.synchronize()
+        want = splitkv.reference.gqa_decode(q, k, v, table, lens)
+        check_against_reference(*result["out"], *want)
