@@ -51,6 +51,19 @@ def test_harness_runs_checks_and_reports(cpu_harness, tmp_path):
             prefix_groups=(((0, 1), 32), ((2, 3), 16)),
             label="groups",
         ),
+        BenchShape(  # GQA with a shared prefix and sinks: the GQA cascade
+            8,
+            70,
+            3,
+            dtype="fp16",
+            page_size=16,
+            kind="gqa",
+            kv_heads=2,
+            head_dim=64,
+            sinks=True,
+            shared_prefix=48,
+            label="gqa shared",
+        ),
     ]
     trials = [
         Trial("default"),
@@ -67,7 +80,7 @@ def test_harness_runs_checks_and_reports(cpu_harness, tmp_path):
         progress=lambda line: None,
     )
     mine = [r for r in rows if r["provider"] == "splitkv"]
-    assert len(mine) == 12 and all(r["status"] == "ok" for r in mine)
+    assert len(mine) == 15 and all(r["status"] == "ok" for r in mine)
     assert all(
         r["rel_error"] < 2e-2 and r["p50_us"] == pytest.approx(12.0 / r["input_copies"])
         for r in mine
@@ -76,7 +89,8 @@ def test_harness_runs_checks_and_reports(cpu_harness, tmp_path):
     assert mine[3]["unique_bytes"] < mine[3]["bytes_read"]
     assert next(r for r in rows if r["provider"] == "flashmla")["status"].startswith("missing")
     cascade = [r["status"] for r in rows if r["provider"] == "splitkv-prefix"]
-    assert cascade[1] == cascade[3] == "ok" and cascade[0].startswith("unsupported")
+    assert cascade[1] == cascade[3] == cascade[4] == "ok" and cascade[0].startswith("unsupported")
+    assert cascade[2].startswith("unsupported")  # GQA without sharing
     assert mine[9]["unique_bytes"] == (80 + 70 + 50 + 40 + 30 - 32 - 16 + 5 * 4) * 576 * 2
     paths = write_results(
         {

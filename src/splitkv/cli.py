@@ -117,20 +117,23 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--providers",
         default="splitkv,triton-peer,flashinfer,flashmla",
-        help="comma-separated: splitkv, triton-peer, flashinfer, flashmla",
+        help="comma-separated: splitkv, splitkv-prefix (the shared-prefix cascade), "
+        "triton-peer, flashinfer, flashmla",
     )
     parser.add_argument(
         "--special",
         action="store_true",
         help="BENCH.md's ragged, prefix-boundary, one-long and shared-prefix batches, and "
-        "issue 5's mix of 6 prefix groups; with --kind gqa a ragged and a one-long batch per model",
+        "issue 5's mix of 6 prefix groups; with --kind gqa, per model, a ragged and a one-long "
+        "batch, 8 x 131,072 sharing 122,880 and the mix",
     )
     parser.add_argument(
         "--labels",
         nargs="+",
         default=None,
         help="with --special: only the batches whose label starts with one of these "
-        "(ragged, prefix-boundary, 1x327600, 8x327600, 48 in 6)",
+        "(ragged, prefix-boundary, 1x327600, 8x327600, 48 in 6; GQA: ragged, 1x131072, "
+        "8x131072, 48 in 6)",
     )
     parser.add_argument(
         "--splits",

@@ -190,10 +190,11 @@ def prepare_triton_peer(case: MlaCase | GqaCase, num_splits: int | None = None) 
 
 
 def prepare_splitkv_prefix(case: MlaCase | GqaCase, **plan_knobs) -> Prepared:
-    """splitkv's shared-prefix cascade: each group's shared pages read once for the group."""
-    if isinstance(case, GqaCase) or not case.sharing:
-        raise Unsupported("needs an MLA batch with a shared prefix")
-    batch, page_size = case.q.shape[0], case.kv_cache.shape[1]
+    """splitkv's shared-prefix cascade: each group's shared pages read once for the group
+    (for GQA, once a chunk of its members: splitkv/prefix_gqa.py)."""
+    if not case.sharing:
+        raise Unsupported("needs a batch with a shared prefix")
+    batch, page_size = case.q.shape[0], case.key_pool.shape[1]
     prefix = splitkv.plan_shared_prefix(
         [(list(members), tokens // page_size) for members, tokens in case.sharing],
         batch,
@@ -204,7 +205,10 @@ def prepare_splitkv_prefix(case: MlaCase | GqaCase, **plan_knobs) -> Prepared:
     result = {}
 
     def run():
-        result["out"] = splitkv.mla_decode_shared_prefix(*case.args, prefix)
+        if isinstance(case, GqaCase):
+            result["out"] = splitkv.gqa_decode_shared_prefix(*case.args, prefix, sinks=case.sinks)
+        else:
+            result["out"] = splitkv.mla_decode_shared_prefix(*case.args, prefix)
 
     return Prepared(run=run, result=lambda: result["out"], num_splits=0)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -191,32 +192,31 @@ GQA_RAGGED = (1, 63, 64, 65, 4096, 4097, 32768, 131072)
 GQA_ONE_LONG = (131072, *(1 + (4095 * i) // 46 for i in range(47)))
 
 
+# The shared-prefix batch at GQA's longest context: 8 requests sharing 94% of it, as the MLA
+# batch shares 308,736 of 327,600 tokens.
+GQA_SHARED_PREFIX = 122880
+
+
 def gqa_special_shapes(
     models=tuple(GQA_MODELS), dtype: str = "bf16", qlen: int = 1, page_size: int = 16
 ) -> list[BenchShape]:
-    """The ragged and one-long batches for each GQA model (labelled "... qlen N" for MTP)."""
+    """For each GQA model: the ragged and one-long batches, 8 x 131,072 sharing 122,880
+    tokens, and issue 5's mix of 6 prefix groups (labelled "... qlen N" for MTP)."""
     mtp = mtp_suffix(qlen)
     shapes = []
     for model in models:
         q_heads, kv_heads, head_dim, sinks = GQA_MODELS[model]
+        gqa = {"kind": "gqa", "kv_heads": kv_heads, "head_dim": head_dim, "sinks": sinks,
+               "model": model, "page_size": page_size}  # fmt: skip
         for lengths, name in ((GQA_RAGGED, "ragged"), (GQA_ONE_LONG, "1x131072+47 short")):
-            shapes.append(
-                BenchShape(
-                    q_heads,
-                    max(lengths),
-                    len(lengths),
-                    qlen,
-                    page_size,
-                    dtype,
-                    seq_lens=lengths,
-                    label=name + mtp,
-                    kind="gqa",
-                    kv_heads=kv_heads,
-                    head_dim=head_dim,
-                    sinks=sinks,
-                    model=model,
-                )
-            )
+            batch = BenchShape(q_heads, max(lengths), len(lengths), qlen, dtype=dtype,
+                               seq_lens=lengths, label=name + mtp, **gqa)  # fmt: skip
+            shapes.append(batch)
+        label = f"8x{GQA_CONTEXTS[-1]} sharing {GQA_SHARED_PREFIX}" + mtp
+        shared = BenchShape(q_heads, GQA_CONTEXTS[-1], 8, qlen, dtype=dtype,
+                            shared_prefix=GQA_SHARED_PREFIX, label=label, **gqa)  # fmt: skip
+        shapes.append(shared)
+        shapes.append(dataclasses.replace(prefix_mix_shape(q_heads, dtype, qlen), **gqa))
     return shapes
 
 

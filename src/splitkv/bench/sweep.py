@@ -163,6 +163,8 @@ def _build_cases(shape: BenchShape, index: int, copies: int) -> list:
                 shape.kv_heads,
                 shape.head_dim,
                 sinks=shape.sinks,
+                shared_prefix=shape.shared_prefix,
+                prefix_groups=shape.prefix_groups,
                 seed=index * 97 + c,
                 **common,
             )
