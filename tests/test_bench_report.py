@@ -9,6 +9,7 @@ from splitkv.bench.ablations import ABLATIONS, ablation_shapes
 from splitkv.bench.report import write_results
 from splitkv.bench.shapes import (
     BenchShape,
+    gqa_prefix_shapes,
     gqa_special_shapes,
     grid_shapes,
     prefix_mix_shape,
@@ -74,6 +75,14 @@ def test_gqa_special_shapes_are_ragged_batches_of_each_model():
     assert shapes[3].sinks and shapes[3].head_dim == 64
     _, make_shapes, merge_time = ABLATIONS["gqa_schedule"]
     assert merge_time and {s.kind for s in make_shapes()} == {"gqa"}
+
+
+def test_gqa_prefix_shapes_share_pages_within_groups():
+    shared, mix = gqa_prefix_shapes(("llama3-8b",))
+    assert shared.label == "8x131072 sharing 122880" and shared.kind == "gqa"
+    per_token = 2 * 8 * 128 * 2  # K and V, 8 kv heads of 128, bf16
+    assert shared.bytes_read - shared.unique_bytes == 7 * 122880 * per_token
+    assert mix.batch == 48 and len(mix.prefix_groups) == 6 and mix.kv_heads == 8
 
 
 def test_the_cli_offers_every_ablation():

@@ -246,9 +246,8 @@ def _bench(args: argparse.Namespace) -> int:
         todo = [
             shape
             for qlen in args.qlen
-            for shape in shapes.gqa_special_shapes(
-                args.models, args.dtype, qlen, *(args.page_size or [16])[:1]
-            )
+            for make in (shapes.gqa_special_shapes, shapes.gqa_prefix_shapes)
+            for shape in make(args.models, args.dtype, qlen, *(args.page_size or [16])[:1])
         ]
         todo = shapes.with_labels(todo, args.labels)
         trials = _trials(args)

@@ -200,24 +200,37 @@ GQA_SHARED_PREFIX = 122880
 def gqa_special_shapes(
     models=tuple(GQA_MODELS), dtype: str = "bf16", qlen: int = 1, page_size: int = 16
 ) -> list[BenchShape]:
-    """For each GQA model: the ragged and one-long batches, 8 x 131,072 sharing 122,880
-    tokens, and issue 5's mix of 6 prefix groups (labelled "... qlen N" for MTP)."""
+    """The ragged and one-long batches for each GQA model (labelled "... qlen N" for MTP)."""
     mtp = mtp_suffix(qlen)
     shapes = []
     for model in models:
-        q_heads, kv_heads, head_dim, sinks = GQA_MODELS[model]
-        gqa = {"kind": "gqa", "kv_heads": kv_heads, "head_dim": head_dim, "sinks": sinks,
-               "model": model, "page_size": page_size}  # fmt: skip
         for lengths, name in ((GQA_RAGGED, "ragged"), (GQA_ONE_LONG, "1x131072+47 short")):
-            batch = BenchShape(q_heads, max(lengths), len(lengths), qlen, dtype=dtype,
-                               seq_lens=lengths, label=name + mtp, **gqa)  # fmt: skip
-            shapes.append(batch)
-        label = f"8x{GQA_CONTEXTS[-1]} sharing {GQA_SHARED_PREFIX}" + mtp
-        shared = BenchShape(q_heads, GQA_CONTEXTS[-1], 8, qlen, dtype=dtype,
-                            shared_prefix=GQA_SHARED_PREFIX, label=label, **gqa)  # fmt: skip
-        shapes.append(shared)
+            shapes.append(
+                BenchShape(GQA_MODELS[model][0], max(lengths), len(lengths), qlen, dtype=dtype,
+                           seq_lens=lengths, label=name + mtp, **_gqa_fields(model, page_size))
+            )  # fmt: skip
+    return shapes
+
+
+def gqa_prefix_shapes(
+    models=tuple(GQA_MODELS), dtype: str = "bf16", qlen: int = 1, page_size: int = 16
+) -> list[BenchShape]:
+    """For each GQA model, batches whose requests share pages: 8 x 131,072 sharing 122,880
+    tokens, and issue 5's mix of 6 prefix groups."""
+    shapes = []
+    for model in models:
+        q_heads, gqa = GQA_MODELS[model][0], _gqa_fields(model, page_size)
+        label = f"8x{GQA_CONTEXTS[-1]} sharing {GQA_SHARED_PREFIX}" + mtp_suffix(qlen)
+        shapes.append(BenchShape(q_heads, GQA_CONTEXTS[-1], 8, qlen, dtype=dtype,
+                                 shared_prefix=GQA_SHARED_PREFIX, label=label, **gqa))  # fmt: skip
         shapes.append(dataclasses.replace(prefix_mix_shape(q_heads, dtype, qlen), **gqa))
     return shapes
+
+
+def _gqa_fields(model: str, page_size: int) -> dict:
+    _, kv_heads, head_dim, sinks = GQA_MODELS[model]
+    return {"kind": "gqa", "kv_heads": kv_heads, "head_dim": head_dim, "sinks": sinks,
+            "model": model, "page_size": page_size}  # fmt: skip
 
 
 def gqa_shapes(
