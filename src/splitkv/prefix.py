@@ -62,7 +62,8 @@ class SharedPrefixPlan:
     device: torch.device
     max_rows: int | None  # query rows a request up to which the cascade always pays (None: any)
     spec: DeviceSpec = field(compare=False, repr=False)  # the device the tiles are sized for
-    rows: dict = field(default_factory=dict, compare=False, repr=False)  # by (qlen, heads)
+    # by (qlen, heads), and ("gqa", qlen, heads, kv heads) for gqa_decode_shared_prefix
+    rows: dict = field(default_factory=dict, compare=False, repr=False)
     passes: dict = field(default_factory=dict, compare=False, repr=False)  # by call shape
 
     def rows_for(self, qlen: int, heads: int) -> PrefixRows | None:
