@@ -143,6 +143,7 @@ def test_tune_sweeps_fits_and_writes_a_table(cpu_harness, tmp_path, monkeypatch)
             out_dir=str(tmp_path),
             tag="t",
             save=False,
+            qlens=(2,),
             dtype="fp16",
             progress=lambda line: None,
         )
@@ -153,6 +154,7 @@ def test_tune_sweeps_fits_and_writes_a_table(cpu_harness, tmp_path, monkeypatch)
     # Each shape's default plan is timed beside the sweep and scored as measured.
     result = json.loads((tmp_path / "t.json").read_text())
     assert [r["variant"] for r in result["rows"]].count("default") == 2
+    assert {r["qlen"] for r in result["rows"]} == {2}
     assert len(result["defaults_against_best"]) == 2
 
 

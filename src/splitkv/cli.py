@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     tune.add_argument(
         "--batch", type=int, nargs="+", default=None, help="MLA: 1 8 16 48 128; GQA: 1 8 32 128 256"
     )
+    tune.add_argument(
+        "--qlen", type=int, nargs="+", default=[1], help="query tokens a request (MTP: 2-8)"
+    )
     tune.add_argument("--preset", default=None, help="table name (default: matched from the GPU)")
     tune.add_argument("--out", default="benchmarks/results", help="results folder")
     tune.add_argument("--tag", default="tune", help="file name stem of the results")
@@ -372,6 +375,7 @@ def _tune(args: argparse.Namespace) -> int:
         args.batch or (shapes.GQA_BATCHES if gqa else shapes.STANDARD_BATCHES),
         kind=args.kind,
         models=args.models,
+        qlens=args.qlen,
         preset=args.preset,
         out_dir=args.out,
         tag=args.tag,

@@ -20,6 +20,7 @@ def run_tune(
     *,
     kind: str = "mla",
     models: list[str] | None = None,
+    qlens: list[int] | tuple[int, ...] = (1,),
     dtype: str = "bf16",
     preset: str | None,
     out_dir: str,
@@ -37,9 +38,9 @@ def run_tune(
         preset = match.name
     spec = DeviceSpec.from_torch("cuda")
     if kind == "gqa":
-        shapes = gqa_shapes(models or list(GQA_MODELS), contexts, batches, dtype=dtype)
+        shapes = gqa_shapes(models or list(GQA_MODELS), contexts, batches, qlens, dtype=dtype)
     else:
-        shapes = grid_shapes(heads, contexts, batches, dtype=dtype)
+        shapes = grid_shapes(heads, contexts, batches, qlens, dtype=dtype)
     progress(
         f"tuning {preset}: {len(shapes)} shapes x ({len(SWEEP_SPLITS)} split counts + the default)"
     )
