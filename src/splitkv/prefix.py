@@ -143,9 +143,14 @@ class SharedPrefixPlan:
             prefix = plan_decode(rows.num_chunks, rows.tokens, rows.width,
                                  page_size=self.page_size, dtype=q.dtype, device=q.device,
                                  schedule="balanced")  # fmt: skip
+        return self.keep_passes(key, (suffix, prefix), q)
+
+    def keep_passes(self, key, plans: tuple, q: torch.Tensor) -> tuple:
+        """Keep a shape's pass plans for its later calls, unless planned under a CUDA-graph
+        capture (their workspaces live in the graph's memory pool); returns them."""
         if not (q.is_cuda and torch.cuda.is_current_stream_capturing()):
-            self.passes[key] = (suffix, prefix)
-        return suffix, prefix
+            self.passes[key] = plans
+        return plans
 
 
 def plan_shared_prefix(
@@ -298,13 +303,14 @@ def resolve_prefix_plan(
     return prefix_groups
 
 
-def refuse_under_capture(device: torch.device, qlen: int, heads: int, kv_heads: str = "") -> None:
-    """A plan's first call of a shape copies its rows to the device: not under capture."""
+def refuse_under_capture(device: torch.device, qlen: int, heads: int, more_args: str = "") -> None:
+    """A plan's first call of a shape copies its rows to the device: not under capture.
+    `more_args`: the rest of the plan_shared_prefix arguments the message suggests."""
     if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
         raise ValueError(
             f"prefix_groups: a plan not yet used for qlen {qlen} x {heads} heads, under "
             f"CUDA-graph capture; build it with plan_shared_prefix(..., num_heads={heads}, "
-            f"qlen={qlen}{kv_heads}) or make one call before capturing"
+            f"qlen={qlen}{more_args}) or make one call before capturing"
         )
 
 

@@ -160,6 +160,4 @@ def gqa_plans_for(
     stacked = None
     if rows is not None:
         stacked = plan_decode(rows.num_chunks, rows.tokens, rows.width, **gqa, **tiles)
-    if not (q.is_cuda and torch.cuda.is_current_stream_capturing()):
-        prefix.passes[key] = (suffix, stacked)
-    return suffix, stacked
+    return prefix.keep_passes(key, (suffix, stacked), q)

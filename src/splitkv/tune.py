@@ -42,15 +42,20 @@ def best_times(rows: Iterable[dict]) -> dict[ShapeKey, dict[int, float]]:
     """p50 per split count, per uniform shape, from a sweep's ok rows of splitkv."""
     times: dict[ShapeKey, dict[int, float]] = {}
     for row in rows:
-        if row.get("provider", "splitkv") != "splitkv" or row.get("status") != "ok":
+        if not uniform_shape_row(row):
             continue
-        if row.get("label"):
-            continue  # ragged and prefix batches are not part of the fit
         if row.get("schedule", "uniform") != "uniform":
             continue  # the fill rule picks split counts of the uniform schedule only
         splits = times.setdefault(shape_key(row), {})
         splits[row["num_splits"]] = min(row["p50_us"], splits.get(row["num_splits"], math.inf))
     return times
+
+
+def uniform_shape_row(row: dict) -> bool:
+    """An ok splitkv row of a sweep's uniform-length shape (ragged and prefix batches, which
+    carry a label, are not part of the fit)."""
+    ok = row.get("provider", "splitkv") == "splitkv" and row.get("status") == "ok"
+    return ok and not row.get("label")
 
 
 def shape_key(row: dict) -> ShapeKey:
@@ -73,9 +78,7 @@ def defaults_against_best(rows: Iterable[dict]) -> list[dict]:
     defaults: dict[ShapeKey, dict] = {}
     fastest: dict[ShapeKey, dict] = {}
     for row in rows:
-        if row.get("provider", "splitkv") != "splitkv" or row.get("status") != "ok":
-            continue
-        if row.get("label"):
+        if not uniform_shape_row(row):
             continue
         key = shape_key(row)
         if row.get("variant") == "default":
