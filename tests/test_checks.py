@@ -199,6 +199,7 @@ BAD_GQA_CALLS = {
         ValueError,
         "q",
     ),
+    "q 1025 heads": (lambda c: {"q": c.q[:, :, :1].expand(-1, -1, 1025, -1)}, ValueError, "q"),
     "k head dim differs": (lambda c: {"k_cache": c.k_cache[..., :32]}, ValueError, "k_cache"),
     "kv heads do not divide": (
         lambda c: {"k_cache": c.k_cache[:, :, :1].expand(-1, -1, 3, -1)},

@@ -25,6 +25,14 @@ def test_head_ratios(q_heads, kv_heads, dtype, device):
     run_and_check(case)
 
 
+def test_more_than_128_query_heads_run_in_head_blocks(dtype, device):
+    # 160 query heads over 2 kv heads x qlen 2: 160 rows a kv head, several head blocks each
+    # (the GQA cascade's stacked chunks reach 8 kv heads x 64 rows).
+    case = random_gqa_case([37, 5], 160, 2, 32, qlen=2, page_size=16, dtype=dtype,
+                           device=device)  # fmt: skip
+    run_and_check(case)
+
+
 @pytest.mark.parametrize("head_dim", [16, 64, 80, 128, 256])
 def test_head_dims(head_dim, dtype, device):
     case = random_gqa_case([40, 17], 4, 2, head_dim, page_size=8, dtype=dtype, device=device)

@@ -529,8 +529,19 @@ def test_h200_mla_tiles_key_blocks():
     assert (medium.block_h, medium.block_n) == (32, 32)
     gluon = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200)
     assert (gluon.block_h, gluon.block_n, gluon.warp_specialized) == (32, 64, True)
+    # GQA's 32- and 64-row tiles: one warpgroup, 4,096 scores an iteration, 4 blocks a split.
     gqa = splitkv.plan_decode(8, 68096, 64, kind="gqa", device="meta", device_spec=H200)
-    assert (gqa.block_h, gqa.block_n) == (64, 32)
+    assert (gqa.block_h, gqa.block_n, gqa.split_num_warps) == (64, 64, 4)
+    gqa = splitkv.plan_decode(8, 68096, 32, kind="gqa", device="meta", device_spec=H200)
+    assert (gqa.block_h, gqa.block_n, gqa.split_num_warps) == (32, 128, 4)
+    gqa = splitkv.plan_decode(1, 32768, 8, qlen=4, kind="gqa", device="meta", device_spec=H200)
+    assert (gqa.num_splits, gqa.block_h, gqa.block_n) == (256, 32, 32)  # 128 keys a split
+    gqa = splitkv.plan_decode(1, 32768, 32, qlen=4, kind="gqa", num_kv_heads=8, head_dim=256,
+                              device="meta", device_spec=H200)  # fmt: skip
+    assert (gqa.block_h, gqa.block_n) == (16, 64)  # 16 rows: the narrow tile's own rules
+    wide_256 = splitkv.plan_decode(1, 32768, 64, qlen=4, kind="gqa", num_kv_heads=8,
+                                   head_dim=256, device="meta", device_spec=H200)  # fmt: skip
+    assert (wide_256.block_h, wide_256.block_n) == (32, 64)  # 64 x 256 elements a block
     # Head dim 64 (gpt-oss): 128-key blocks, the 32 KB of K + V that 64 keys are at d 128.
     oss = dict(kind="gqa", num_kv_heads=8, head_dim=64, device="meta", device_spec=H200)
     assert splitkv.plan_decode(8, 32768, 64, **oss).block_n == 128

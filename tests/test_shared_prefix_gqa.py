@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import splitkv
-from splitkv.prefix_gqa import gqa_rows_for
+from splitkv.plan import MAX_GQA_HEADS
+from splitkv.prefix_gqa import chunk_rows_per_kv_head, gqa_rows_for
 from splitkv.prefix_rows import prefix_rows
 from splitkv.testing import capture_cuda_graph, check_against_reference, random_gqa_case
 
@@ -59,9 +60,10 @@ def test_two_groups_and_requests_outside_them(dtype, device):
     check(case, [([0, 1], 0), ([], 3)])
 
 
-def test_chunks_hold_whole_members_of_every_kv_head(dtype, device):
-    # 16 kv heads of 2 query heads at qlen 2: 4 rows a kv head a member, 128 // 16 = 8 rows a
-    # kv head a chunk, so 2 members a chunk and 3 chunks for 5 members.
+def test_chunks_hold_whole_members_of_every_kv_head(dtype, device, monkeypatch):
+    # 16 kv heads of 2 query heads at qlen 2: 4 rows a kv head a member; at 8 rows a kv head a
+    # chunk, 2 members a chunk and 3 chunks for 5 members.
+    monkeypatch.setattr(splitkv.prefix_gqa, "chunk_rows_per_kv_head", lambda spec, kv: 8)
     case = gqa_case([50, 70, 40, 90, 66], 32, 16, qlen=2, page_size=16, dtype=dtype,
                     device=device, shared_prefix=32)  # fmt: skip
     plan = splitkv.plan_shared_prefix([(range(5), 2)], 5, case.page_table.shape[1], 16, device,
@@ -71,12 +73,22 @@ def test_chunks_hold_whole_members_of_every_kv_head(dtype, device):
     check(case, plan)
 
 
+def test_a_chunk_is_one_head_block_a_kv_head_and_at_most_max_gqa_heads(device):
+    spec = splitkv.DeviceSpec.preset("h200")  # block_m 64
+    assert chunk_rows_per_kv_head(spec, 8) == 64  # llama3-8b, gpt-oss: 512 stacked heads
+    assert chunk_rows_per_kv_head(spec, 64) == MAX_GQA_HEADS // 64  # MHA-64: 16 rows
+    # llama3-8b's 8 members (4 rows a kv head each) in one chunk of 8 x 32 stacked heads.
+    plan = splitkv.plan_shared_prefix([(range(8), 2)], 8, 4, 16, device, device_spec=spec)
+    rows = gqa_rows_for(plan, 1, 32, 8)
+    assert (rows.num_chunks, rows.width) == (1, 8 * 32)
+
+
 def test_calls_whose_chunks_would_hold_one_member_decode_plainly(dtype, device, monkeypatch):
-    # 32 kv heads of 4 query heads: 4 rows a kv head a member, 128 // 32 = 4 a chunk.
+    # 2 kv heads of 4 query heads: 4 rows a kv head a member, and 4 a chunk here.
+    monkeypatch.setattr(splitkv.prefix_gqa, "chunk_rows_per_kv_head", lambda spec, kv: 4)
     plan = splitkv.plan_shared_prefix([([0, 1], 2)], 2, 4, 16, device)
-    assert gqa_rows_for(plan, 1, 128, 32) is None and gqa_rows_for(plan, 1, 64, 32) is not None
-    case = gqa_case([50, 40], 128, 32, page_size=16, dtype=dtype, device=device,
-                    shared_prefix=32)  # fmt: skip
+    assert gqa_rows_for(plan, 1, 8, 2) is None and gqa_rows_for(plan, 1, 4, 2) is not None
+    case = gqa_case([50, 40], page_size=16, dtype=dtype, device=device, shared_prefix=32)
     calls = []
     real = splitkv.prefix_gqa.gqa_decode
     monkeypatch.setattr(splitkv.prefix_gqa, "gqa_decode",

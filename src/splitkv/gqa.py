@@ -11,7 +11,7 @@ import triton
 from splitkv.checks import GqaCall, check_gqa_call, validate_decode_data
 from splitkv.kernels.gqa_split import gqa_balanced_kernel, gqa_split_kernel
 from splitkv.mla import merge_workspace
-from splitkv.plan import MAX_HEADS, MAX_QLEN, DecodePlan, allocate_outputs, plan_for_call
+from splitkv.plan import MAX_GQA_HEADS, MAX_QLEN, DecodePlan, allocate_outputs, plan_for_call
 
 
 def gqa_decode(
@@ -37,8 +37,8 @@ def gqa_decode(
     attends causally to keys [0, seq_lens[b] - qlen + i] of its paged cache.
 
     Args:
-        q: [batch, qlen, q_heads, head_dim] bfloat16 or float16 (float32 for testing); qlen 1
-            to 8, head_dim a multiple of 16 up to 256 (64, 128, 256 ...).
+        q: [batch, qlen, q_heads, head_dim] bfloat16 or float16 (float32 for testing); q_heads
+            up to 1,024, qlen 1 to 8, head_dim a multiple of 16 up to 256 (64, 128, 256 ...).
         k_cache, v_cache: [num_pages, page_size, kv_heads, head_dim], q's dtype, kv_heads
             dividing q_heads; page_size a power of two from 1 to 256.
         page_table: [batch, max_pages] int32 page ids into the caches.
@@ -86,7 +86,7 @@ def gqa_decode(
         window_left=window_left,
         logit_cap=logit_cap,
         sinks=sinks,
-        max_heads=MAX_HEADS,
+        max_heads=MAX_GQA_HEADS,
         max_qlen=MAX_QLEN,
     )
     plan = plan_for_call(
@@ -144,7 +144,7 @@ def gqa_stage_one(
         window_left=-1,
         logit_cap=0.0,
         sinks=sinks,
-        max_heads=MAX_HEADS,
+        max_heads=MAX_GQA_HEADS,
         max_qlen=MAX_QLEN,
     )
     if call.batch > 0:

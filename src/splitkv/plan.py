@@ -31,6 +31,7 @@ from splitkv.plan_rules import (
     default_merge_num_warps,
     early_start_for,
     early_start_pays_alone,
+    gqa_wide_tile,
     grid_order_for,
     host_lengths,
     keys_as_rows_for,
@@ -51,6 +52,9 @@ from splitkv.plan_rules import (
 from splitkv.schedule import pick_schedule
 
 MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks than tested
+# GQA/MHA query heads: a kv head's rows run in head blocks of any count, and the shared-prefix
+# cascade stacks up to a tile of rows a kv head (8 kv heads x 64 rows: 512 heads).
+MAX_GQA_HEADS = 1024
 MAX_QLEN = 8  # multi-token prediction depth the causal rule is tested for
 MLA_HEAD_DIM_QK = 576  # 512 latent + 64 rope (DeepSeek-V3, Kimi-K2/K3)
 MLA_HEAD_DIM_V = 512
@@ -358,7 +362,7 @@ def plan_decode(
     for name, value, low, high in (
         ("batch_size", batch_size, 1, None),
         ("max_seq_len", max_seq_len, 1, None),
-        ("num_heads", num_heads, 1, MAX_HEADS),
+        ("num_heads", num_heads, 1, MAX_GQA_HEADS if kind == "gqa" else MAX_HEADS),
         ("qlen", qlen, 1, MAX_QLEN),
         ("page_size", page_size, 1, 256),
     ):
@@ -583,6 +587,11 @@ def plan_decode(
         if kv_tma:
             # One 64-key buffer in flight: 32-key blocks in 3 stages lost (v0.2.3).
             block_n, num_stages = TMA_BLOCK_N, 2
+    wide_gqa = None
+    if kind == "gqa" and not interpreted:
+        wide_gqa = gqa_wide_tile(block_h, head_dim_v, balanced, split_keys)
+    if block_n is None and wide_gqa:
+        block_n = wide_gqa[0]
     if block_n is None:
         # 64-key blocks for 16-row tiles (unless prefetched MLA: two 32-key blocks in flight)
         # and for MLA's 64-row tile, which gained 27-41% over 32 keys (wide-tile ablation,
@@ -597,7 +606,7 @@ def plan_decode(
     check_int("block_n", block_n, MIN_DOT, 256)
     check_pow2("block_n", block_n)
     if num_warps is None:
-        num_warps = 8 if block_h >= 64 else 4
+        num_warps = wide_gqa[1] if wide_gqa else 8 if block_h >= 64 else 4
     if num_stages is None:
         # With page ids a block ahead, 3 stages keep two KV blocks in flight (docs/perf.md);
         # the balanced kernel's measured win kept 2 stages of 64-key blocks.

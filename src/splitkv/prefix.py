@@ -31,6 +31,7 @@ from splitkv.kernels.prefix_cascade import merge_prefix_kernel, suffix_rows_kern
 from splitkv.merge import MAX_BLOCK_D
 from splitkv.mla import mla_decode
 from splitkv.plan import (
+    MAX_GQA_HEADS,
     MAX_HEADS,
     MAX_QLEN,
     MLA_HEAD_DIM_QK,
@@ -186,7 +187,7 @@ def plan_shared_prefix(
     """
     groups = _check_groups(prefix_groups, batch_size, max_pages)
     if num_heads is not None:
-        check_int("num_heads", num_heads, 1, MAX_HEADS)
+        check_int("num_heads", num_heads, 1, MAX_HEADS if num_kv_heads is None else MAX_GQA_HEADS)
         check_int("qlen", qlen, 1, MAX_QLEN)
     if num_kv_heads is not None:
         if num_heads is None or num_heads % max(num_kv_heads, 1):

@@ -3,9 +3,9 @@
 
 1. Prefix pass: each kv head's query rows of a group's members (qlen x heads of that kv head,
    member by member) are stacked as that kv head's heads of one request over the group's
-   shared pages (qlen 1: the prefix lies before every query token). A request of the pass
-   holds at most MAX_HEADS heads, so a chunk holds MAX_HEADS // kv_heads rows a kv head: 16
-   at 8 kv heads (4 members of llama3-8b's 4 heads a kv head at qlen 1), 128 at one.
+   shared pages (qlen 1: the prefix lies before every query token). A chunk holds at most one
+   head block of rows a kv head (`chunk_rows_per_kv_head`: 64 on the H200), so each kv head's
+   prefix is read once a chunk: all 8 members of llama3-8b (4 heads a kv head) or gpt-oss (8).
 2. Suffix pass and merge as for MLA: every request's keys after its prefix, then the two states
    of every row in fp32. Sinks enter the suffix pass only, so each row's softmax counts them
    once; a logit cap applies to both passes.
@@ -22,8 +22,9 @@ from collections.abc import Sequence
 import torch
 
 from splitkv.checks import check_gqa_call, validate_decode_data
+from splitkv.device import DeviceSpec
 from splitkv.gqa import gqa_decode
-from splitkv.plan import MAX_HEADS, MAX_QLEN, DecodePlan, plan_decode
+from splitkv.plan import MAX_GQA_HEADS, MAX_QLEN, DecodePlan, plan_decode
 from splitkv.prefix import (
     SharedPrefixPlan,
     merge_prefix_states,
@@ -87,7 +88,7 @@ def gqa_decode_shared_prefix(
         window_left=window_left,
         logit_cap=logit_cap,
         sinks=sinks,
-        max_heads=MAX_HEADS,
+        max_heads=MAX_GQA_HEADS,
         max_qlen=MAX_QLEN,
     )
     prefix = resolve_prefix_plan(prefix_groups, call.batch, page_table, call.page_size, q.device)
@@ -130,7 +131,7 @@ def gqa_rows_for(
         return prefix.rows[key]
     heads_per_kv = q_heads // kv_heads
     per_request = qlen * heads_per_kv  # rows a kv head
-    members_per_chunk = (MAX_HEADS // kv_heads) // per_request
+    members_per_chunk = chunk_rows_per_kv_head(prefix.spec, kv_heads) // per_request
     chunk_rows = members_per_chunk * per_request  # whole members: a chunk never splits one
     if members_per_chunk < 2 or not chunk_layout(prefix.groups, per_request, chunk_rows):
         prefix.rows[key] = None
@@ -141,6 +142,13 @@ def gqa_rows_for(
                                    chunk_rows, prefix.device, kv_heads=kv_heads,
                                    heads_per_kv=heads_per_kv)  # fmt: skip
     return prefix.rows[key]
+
+
+def chunk_rows_per_kv_head(spec: DeviceSpec, kv_heads: int) -> int:
+    """The prefix pass's most rows a kv head a chunk: one head block (the device's `block_m`),
+    since a program reads its kv head's keys for the rows of its block only, so a second block
+    would read the prefix again; and at most MAX_GQA_HEADS stacked heads in all."""
+    return min(spec.tunables.block_m, MAX_GQA_HEADS // kv_heads)
 
 
 def gqa_plans_for(

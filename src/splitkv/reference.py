@@ -10,7 +10,14 @@ from __future__ import annotations
 import torch
 
 from splitkv.checks import check_gqa_call, check_mla_call, validate_decode_data
-from splitkv.plan import MAX_HEADS, MAX_QLEN, MLA_HEAD_DIM_QK, MLA_HEAD_DIM_V, DecodePlan
+from splitkv.plan import (
+    MAX_GQA_HEADS,
+    MAX_HEADS,
+    MAX_QLEN,
+    MLA_HEAD_DIM_QK,
+    MLA_HEAD_DIM_V,
+    DecodePlan,
+)
 
 
 def mla_decode(
@@ -93,7 +100,7 @@ def gqa_decode(
         window_left=window_left,
         logit_cap=logit_cap,
         sinks=sinks,
-        max_heads=MAX_HEADS,
+        max_heads=MAX_GQA_HEADS,
         max_qlen=MAX_QLEN,
         allow_cpu=True,
     )
