@@ -55,6 +55,13 @@ MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks
 # GQA/MHA query heads: a kv head's rows run in head blocks of any count, and the shared-prefix
 # cascade stacks up to a tile of rows a kv head (8 kv heads x 64 rows: 512 heads).
 MAX_GQA_HEADS = 1024
+
+
+def max_heads_for(kind: str) -> int:
+    """The most query heads a call of this kind ("mla" or "gqa") takes."""
+    return MAX_GQA_HEADS if kind == "gqa" else MAX_HEADS
+
+
 MAX_QLEN = 8  # multi-token prediction depth the causal rule is tested for
 MLA_HEAD_DIM_QK = 576  # 512 latent + 64 rope (DeepSeek-V3, Kimi-K2/K3)
 MLA_HEAD_DIM_V = 512
@@ -362,7 +369,7 @@ def plan_decode(
     for name, value, low, high in (
         ("batch_size", batch_size, 1, None),
         ("max_seq_len", max_seq_len, 1, None),
-        ("num_heads", num_heads, 1, MAX_GQA_HEADS if kind == "gqa" else MAX_HEADS),
+        ("num_heads", num_heads, 1, max_heads_for(kind)),
         ("qlen", qlen, 1, MAX_QLEN),
         ("page_size", page_size, 1, 256),
     ):

@@ -131,11 +131,11 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int
     shared memory) or where a split would hold fewer than 4 blocks (32 keys at least: the
     pipeline needs blocks to overlap; llama3-70b-tp8 x qlen 4, 1 x 32,768 on 256 splits of 128
     keys: 11.7 us on 32-key blocks, 13.0 on one 128-key block); the balanced kernel keeps its
-    own block_n (None: not measured). On the
-    H200 (docs/perf.md session 26, the GQA cascade's stacked pass, 8 x 131,072 and the 6-group
-    mix) these took llama3-8b (32 rows) 250.7 -> 231.1 us and 596.9 -> 478.7, gpt-oss (64
-    rows, head dim 64) 238.9 -> 139.5 and 475.4 -> 304.6, llama3-70b-tp8 (64 rows) 70.6 ->
-    60.4 and 123.6 -> 105.0, against the MLA-sized 32-key blocks on 8 warps (64 rows) or 4."""
+    own block_n (None: not measured). On the H200 (docs/perf.md session 26, the GQA
+    cascade's stacked pass, 8 x 131,072 and the 6-group mix) these took llama3-8b (32 rows)
+    250.7 -> 231.1 us and 596.9 -> 478.7, gpt-oss (64 rows, head dim 64) 238.9 -> 139.5 and
+    475.4 -> 304.6, llama3-70b-tp8 (64 rows) 70.6 -> 60.4 and 123.6 -> 105.0, against the
+    MLA-sized 32-key blocks on 8 warps (64 rows) or 4."""
     if block_h < 2 * MIN_DOT:
         return None
     if balanced:

@@ -31,12 +31,12 @@ from splitkv.kernels.prefix_cascade import merge_prefix_kernel, suffix_rows_kern
 from splitkv.merge import MAX_BLOCK_D
 from splitkv.mla import mla_decode
 from splitkv.plan import (
-    MAX_GQA_HEADS,
     MAX_HEADS,
     MAX_QLEN,
     MLA_HEAD_DIM_QK,
     MLA_HEAD_DIM_V,
     DecodePlan,
+    max_heads_for,
     plan_decode,
 )
 from splitkv.plan_rules import block_h_for
@@ -187,7 +187,8 @@ def plan_shared_prefix(
     """
     groups = _check_groups(prefix_groups, batch_size, max_pages)
     if num_heads is not None:
-        check_int("num_heads", num_heads, 1, MAX_HEADS if num_kv_heads is None else MAX_GQA_HEADS)
+        kind = "mla" if num_kv_heads is None else "gqa"
+        check_int("num_heads", num_heads, 1, max_heads_for(kind))
         check_int("qlen", qlen, 1, MAX_QLEN)
     if num_kv_heads is not None:
         if num_heads is None or num_heads % max(num_kv_heads, 1):
