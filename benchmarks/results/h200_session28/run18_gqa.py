@@ -1,0 +1,105 @@
+"""GQA ragged batches (qlen 1): the balanced tile's knobs crossed (programs x block_n x stages x
+page prefetch), beside the default and the read ceiling, with what each build compiled to
+(registers, spills, shared memory). Session 28: the combined planner rule's data."""
+
+import json
+import os
+
+import torch
+
+import splitkv
+from splitkv.bench.ceilings import read_ceiling_bytes_per_s
+from splitkv.bench.shapes import gqa_special_shapes
+from splitkv.bench.sweep import _build_cases
+from splitkv.kernels.gqa_split import gqa_balanced_kernel
+from splitkv.timing import cuda_graph_times_us
+
+MODELS = tuple(os.environ.get("MODELS", "llama3-8b gpt-oss llama3-70b-tp8").split())
+FACTORS = {"llama3-70b-tp8": (0.5, 1, 2)}
+BLOCK_NS = {"gpt-oss": (64, 128, 256)}
+PLAN_FIELDS = ("num_programs", "block_h", "block_n", "split_num_warps", "split_num_stages",
+               "page_prefetch")  # fmt: skip
+
+
+def compiled_kernels():
+    """Every build of the balanced GQA kernel so far: {id: CompiledKernel}."""
+    found = {}
+    for cache in gqa_balanced_kernel.device_caches.values():
+        table = cache[0] if isinstance(cache, tuple) else cache
+        if isinstance(table, dict):
+            found.update({id(k): k for k in table.values()})
+    return found
+
+
+def build_info(kernel):
+    meta = kernel.metadata
+    return {
+        "regs": getattr(kernel, "n_regs", None),
+        "spills": getattr(kernel, "n_spills", None),
+        "shared": getattr(meta, "shared", None),
+        "warps": getattr(meta, "num_warps", None),
+        "stages": getattr(meta, "num_stages", None),
+    }
+
+
+def time_config(case, plan):
+    def run():
+        return splitkv.gqa_decode(*case.args, plan=plan, sinks=case.sinks)
+
+    out, _ = run()
+    torch.cuda.synchronize()
+    _, p50, _ = cuda_graph_times_us(run, rep_ms=40)
+    return out, p50
+
+
+def main():
+    ceiling = read_ceiling_bytes_per_s()
+    print(json.dumps({"ceiling_TBps": round(ceiling / 1e12, 3)}), flush=True)
+    results = [{"ceiling_TBps": ceiling / 1e12}]
+    step_out = os.environ.get("STEP_OUT", ".")
+    for shape in gqa_special_shapes(models=MODELS, qlen=1):
+        case = _build_cases(shape, 0, 1)[0]
+        lengths = list(shape.lengths)
+        common = dict(qlen=1, page_size=shape.page_size, kind="gqa",
+                      num_kv_heads=shape.kv_heads, head_dim=shape.head_dim,
+                      dtype=torch.bfloat16, device="cuda", seq_lens=lengths)  # fmt: skip
+        default = splitkv.plan_decode(len(lengths), max(lengths), shape.heads, **common)
+        programs = default.num_programs or 1
+        configs = [("default", {})]
+        for factor in FACTORS.get(shape.model, (1, 2, 4)):
+            for block_n in BLOCK_NS.get(shape.model, (32, 64, 128)):
+                for stages in (2, 3, 5):
+                    for prefetch in (False, True):
+                        name = f"x{factor} bn{block_n} s{stages} pf{int(prefetch)}"
+                        knobs = {"num_programs": max(1, int(programs * factor)),
+                                 "block_n": block_n, "num_stages": stages,
+                                 "page_prefetch": prefetch}  # fmt: skip
+                        configs.append((name, knobs))
+        base = None
+        for name, knobs in configs:
+            row = {"model": shape.model, "label": shape.label, "config": name}
+            before = compiled_kernels()
+            try:
+                plan = splitkv.plan_decode(len(lengths), max(lengths), shape.heads, **common,
+                                           **knobs)  # fmt: skip
+                out, p50 = time_config(case, plan)
+                if base is None:
+                    base = out.float()
+                row.update(
+                    p50_us=round(p50, 1),
+                    pct_ceiling=round(100 * shape.bytes_read / (p50 * 1e-6) / ceiling, 1),
+                    max_diff=(out.float() - base).abs().max().item(),
+                    plan={k: getattr(plan, k) for k in PLAN_FIELDS},
+                )
+                new = [k for i, k in compiled_kernels().items() if i not in before]
+                if new:
+                    row["build"] = build_info(new[0])
+            except Exception as e:
+                row["error"] = repr(e)[:300]
+            results.append(row)
+            print(json.dumps(row), flush=True)
+            with open(os.path.join(step_out, "gqa_cross.json"), "w") as f:
+                json.dump(results, f, indent=1)
+
+
+main()
