@@ -186,6 +186,25 @@ def main() -> None:
     )
     out, lse = splitkv.gqa_decode(*gqa.args, plan=plan, window_left=100)
     check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args, window_left=100))
+    # The balanced 16-row GQA default tile (3 stages, page ids a block ahead) over one-key and
+    # 256-key pages, then corrupt lengths and page ids.
+    for page_size, (q_heads, kv_heads, dim) in [(1, (8, 1, 128)), (256, (64, 8, 64))]:
+        ragged = [1, 63, 700, 3000, 5]
+        gqa = random_gqa_case(ragged, q_heads, kv_heads, dim, page_size=page_size,
+                              dtype=torch.bfloat16, device=dev)  # fmt: skip
+        plan = splitkv.plan_decode(len(ragged), 3000, q_heads, kind="gqa", num_kv_heads=kv_heads,
+                                   head_dim=dim, page_size=page_size, device=dev,
+                                   seq_lens=ragged)  # fmt: skip
+        assert plan.schedule == "balanced" and plan.page_prefetch, plan
+        out, lse = splitkv.gqa_decode(*gqa.args, plan=plan)
+        check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args))
+        table = gqa.page_table.clone()
+        table[3, 0] = 1 << 30
+        table[2, -1] = -5
+        lens = gqa.seq_lens.clone()
+        lens[0] = 1 << 30
+        lens[4] = -2
+        splitkv.gqa_decode(gqa.q, gqa.k_cache, gqa.v_cache, table, lens, plan=plan)
     states = torch.randn(5, 7, 12, 512, device=dev, dtype=torch.bfloat16)
     state_lses = torch.randn(5, 7, 12, device=dev)
     state_lses[2] = float("-inf")

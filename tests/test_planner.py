@@ -444,10 +444,57 @@ def test_h200_balanced_grid_launches_whole_waves():
     # A batch of a wave or more still gets at least half a wave of programs.
     assert plan([4096] * 300).num_programs == 2 * 264 - 300
     assert plan([4096] * 200).num_programs == 2 * 264 - 200
-    # GQA keeps one wave of num_programs per kv head (the uniform plan's count).
+    # GQA: the uniform plan's wave is 66 programs per kv head; the balanced 16-row programs
+    # take up to two waves (test_h200_gqa_balanced_tile_and_grid).
     gqa = functools.partial(splitkv.plan_decode, 8, 32768, 32, kind="gqa", num_kv_heads=8,
                             device="meta", device_spec=H200)  # fmt: skip
-    assert gqa(schedule="balanced").num_programs == gqa(schedule="uniform").num_programs == 66
+    assert gqa(schedule="uniform").num_programs == 66
+    assert gqa(schedule="balanced").num_programs == 132
+
+
+GQA_RAGGED = [1, 63, 64, 65, 4096, 4097, 32768, 131072]
+GQA_ONE_LONG = [131072, *(1 + (4095 * i) // 46 for i in range(47))]
+
+
+def test_h200_gqa_balanced_tile_and_grid():
+    def plan(lengths, heads, kv_heads, head_dim, **kw):
+        return splitkv.plan_decode(len(lengths), max(lengths), heads, kind="gqa",
+                                   num_kv_heads=kv_heads, head_dim=head_dim, page_size=16,
+                                   device="meta", device_spec=H200, seq_lens=lengths,
+                                   **kw)  # fmt: skip
+
+    def knobs(p):
+        return (p.schedule, p.num_programs, p.block_n, p.split_num_stages, p.page_prefetch,
+                p.split_num_warps)  # fmt: skip
+
+    # 32 KB of K and V a key block, 3 stages, page ids ahead (docs/perf.md session 28); the
+    # grid gives each program 10 key blocks, from a quarter of a wave up to two waves.
+    for lengths in (GQA_RAGGED, GQA_ONE_LONG):
+        assert knobs(plan(lengths, 32, 8, 128)) == ("balanced", 132, 64, 3, True, 4)  # llama3-8b
+        assert knobs(plan(lengths, 64, 8, 64)) == ("balanced", 132, 128, 3, True, 4)  # gpt-oss
+    assert plan(GQA_RAGGED, 8, 1, 128).num_programs == 2694 // 10  # llama3-70b-tp8
+    assert plan(GQA_ONE_LONG, 8, 1, 128).num_programs == 3575 // 10
+    few = plan([5, 9, 3], 8, 1, 128, schedule="balanced")
+    assert few.num_programs == 528 // 4  # few blocks: a quarter wave
+    assert plan(GQA_RAGGED, 32, 8, 256).block_n == 32
+    assert plan(GQA_RAGGED, 32, 8, 128, dtype=torch.float32).block_n == 32
+    assert plan(GQA_RAGGED, 32, 8, 96).block_n == 64  # the tile's 128 padded columns
+    # qlen 2 still fits 16 rows at group 8; wider tiles keep their own rules.
+    assert knobs(plan(GQA_RAGGED, 64, 8, 64, qlen=2))[2:5] == (128, 3, True)
+    wide = plan(GQA_RAGGED, 64, 8, 64, qlen=4)
+    assert (wide.block_h, wide.split_num_stages, wide.page_prefetch) == (32, 2, False)
+    # What the caller pins stays pinned: a pinned block shape keeps the tile before.
+    assert knobs(plan(GQA_RAGGED, 32, 8, 128, page_prefetch=False))[2:5] == (64, 3, False)
+    pinned = plan(GQA_RAGGED, 32, 8, 128, block_n=256)
+    assert (pinned.block_n, pinned.split_num_stages, pinned.page_prefetch) == (256, 2, False)
+    assert plan(GQA_RAGGED, 32, 8, 128, num_programs=7).num_programs == 7
+    # Uniform plans are untouched.
+    uniform = plan([32768] * 8, 32, 8, 128)
+    assert (uniform.schedule, uniform.split_num_stages, uniform.page_prefetch) == (
+        "uniform",
+        2,
+        False,
+    )
 
 
 def test_auto_schedule_follows_the_lengths():
@@ -545,7 +592,8 @@ def test_h200_mla_tiles_key_blocks():
     # Head dim 64 (gpt-oss): 128-key blocks, the 32 KB of K + V that 64 keys are at d 128.
     oss = dict(kind="gqa", num_kv_heads=8, head_dim=64, device="meta", device_spec=H200)
     assert splitkv.plan_decode(8, 32768, 64, **oss).block_n == 128
-    assert splitkv.plan_decode(8, 32768, 64, **oss, schedule="balanced").block_n == 64
+    # The balanced 16-row programs' tile: 32 KB a block too (test_h200_gqa_balanced_tile_and_grid).
+    assert splitkv.plan_decode(8, 32768, 64, **oss, schedule="balanced").block_n == 128
     assert splitkv.plan_decode(8, 32768, 64, **{**oss, "head_dim": 128}).block_n == 64
 
 
@@ -567,10 +615,11 @@ def test_programs_per_sm_follow_the_tile():
     given = splitkv.plan_decode(48, 327600, 12, qlen=4, device="meta", device_spec=H200,
                                 num_programs=132)  # fmt: skip
     assert given.num_programs == 132  # the caller's grid stands
-    # GQA: the MHA-style rule's residency (4 per SM at d 128) over the kv heads.
+    # GQA: the MHA-style rule's residency (4 per SM at d 128) over the kv heads, one wave of
+    # 66 a kv head; the balanced 16-row programs take up to two of those waves.
     gqa = splitkv.plan_decode(32, 32768, 32, kind="gqa", num_kv_heads=8, device="meta",
                               device_spec=H200, schedule="balanced")  # fmt: skip
-    assert gqa.num_programs == 66
+    assert gqa.num_programs == 2 * 66
 
 
 def test_program_loop_takes_long_uniform_batches():

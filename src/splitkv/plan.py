@@ -15,6 +15,7 @@ import torch
 from splitkv import warp_specialized as ws
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_bool, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
+from splitkv.gqa_tile_rules import gqa_balanced_programs, gqa_balanced_tile, gqa_wide_tile
 from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.plan_rules import (
     MAX_SPLITS,
@@ -31,7 +32,6 @@ from splitkv.plan_rules import (
     default_merge_num_warps,
     early_start_for,
     early_start_pays_alone,
-    gqa_wide_tile,
     grid_order_for,
     host_lengths,
     keys_as_rows_for,
@@ -520,7 +520,18 @@ def plan_decode(
     )
     if loop_defaulted and program_loop and block_h <= MIN_DOT and not warp_specialized:
         program_loop = False
-    if default_grid and balanced and not program_loop:
+    # Balanced GQA programs of 16 rows: their own tile and grid where the caller left the
+    # block shape to the planner (docs/perf.md session 28).
+    gqa_tile = None
+    tile_free = block_n is None and num_stages is None and not interpreted
+    if kind == "gqa" and balanced and block_h == MIN_DOT and tile_free:
+        gqa_tile = gqa_balanced_tile(head_dim_v, dtype.itemsize)
+        block_n, num_stages = gqa_tile[0], gqa_tile[1]
+        page_prefetch = gqa_tile[2] if page_prefetch is None else page_prefetch
+    if default_grid and balanced and not program_loop and gqa_tile:
+        key_blocks = sum(-(-min(n, keys) // block_n) for n in lengths or [keys] * batch_size)
+        num_programs = gqa_balanced_programs(key_blocks, num_programs)
+    elif default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
     if warp_specialized and block_h in ws.NARROW_BLOCK_H:
         # The keys-as-rows kernel holds one program per SM (164-185 KB of shared memory), where

@@ -1,0 +1,67 @@
+"""The planner's rules for GQA tiles (plan_rules.py holds the rest): the 32- and 64-row tiles'
+key blocks and warps, and the balanced schedule's 16-row programs (tile and grid), each citing
+its measurement (docs/perf.md)."""
+
+from __future__ import annotations
+
+from splitkv.plan_rules import MIN_DOT, next_pow2, prev_pow2
+
+GQA_WIDE_TILE_SCORES = 4096  # query rows x keys a wide GQA tile scores an iteration
+GQA_WIDE_TILE_KEY_ELEMENTS = 16384  # keys x head dim a block: 32 KB of bf16 K, as many of V
+GQA_WIDE_TILE_MIN_BLOCKS = 4  # key blocks a split keeps, so that loads overlap the dots
+
+
+def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int
+                  ) -> tuple[int | None, int] | None:  # fmt: skip
+    """(block_n, num_warps) of a GQA head block of 32 or 64 rows (qlen x heads a kv head, or
+    the shared-prefix cascade's stacked members), else None (the 16-row rules apply). One
+    warpgroup, and on uniform splits 4,096 scores an iteration: 128-key blocks at 32 rows, 64
+    at 64, fewer where the head dim passes 128 (two stages of K and V stay within 128 KB of
+    shared memory) or where a split would hold fewer than 4 blocks (32 keys at least: the
+    pipeline needs blocks to overlap; llama3-70b-tp8 x qlen 4, 1 x 32,768 on 256 splits of 128
+    keys: 11.7 us on 32-key blocks, 13.0 on one 128-key block); the balanced kernel keeps its
+    own block_n (None: not measured). On the H200 (docs/perf.md session 26, the GQA
+    cascade's stacked pass, 8 x 131,072 and the 6-group mix) these took llama3-8b (32 rows)
+    250.7 -> 231.1 us and 596.9 -> 478.7, gpt-oss (64 rows, head dim 64) 238.9 -> 139.5 and
+    475.4 -> 304.6, llama3-70b-tp8 (64 rows) 70.6 -> 60.4 and 123.6 -> 105.0, against the
+    MLA-sized 32-key blocks on 8 warps (64 rows) or 4."""
+    if block_h < 2 * MIN_DOT:
+        return None
+    if balanced:
+        return None, 4
+    keys = min(GQA_WIDE_TILE_SCORES // block_h, GQA_WIDE_TILE_KEY_ELEMENTS // head_dim)
+    keys = min(keys, prev_pow2(max(1, split_keys // GQA_WIDE_TILE_MIN_BLOCKS)))
+    return max(2 * MIN_DOT, keys), 4
+
+
+GQA_BALANCED_BLOCK_BYTES = 32768  # K + V of one key block: 64 keys at head dim 128 in bf16
+GQA_BALANCED_STAGES = 3  # two blocks in flight beside the one the dots use
+GQA_BALANCED_MIN_BLOCKS = 10  # key blocks a balanced program streams, where the batch has them
+GQA_BALANCED_MAX_WAVES = 2  # the grid: at most twice the wave `resident_programs_per_sm` counts
+
+
+def gqa_balanced_tile(head_dim: int, itemsize: int) -> tuple[int, int, bool]:
+    """(block_n, num_stages, page_prefetch) of a balanced GQA program of 16 rows (qlen x
+    heads a kv head <= 16): key blocks of 32 KB of K and V (64 keys at head dim 128, 128 at
+    64), 3 stages, page ids a block ahead. H200 (docs/perf.md session 28, every combination
+    of programs x block_n x stages x prefetch on the ragged and one-long batches of llama3-8b,
+    gpt-oss and llama3-70b-tp8): with `gqa_balanced_programs`, within 2.4% of each batch's
+    best combination, against 2 stages of 64-key blocks without prefetch on one wave (the
+    defaults before): llama3-8b 240.1 -> 179.4 us ragged, 305.0 -> 243.5 one-long; gpt-oss
+    111.4 -> 100.5, 183.3 -> 136.9; llama3-70b-tp8 42.0 -> 34.5, 52.8 -> 43.6. Three stages
+    of 64 KB blocks (128 keys at head dim 128) lost 10-60%: past ~70 KB of shared memory a
+    program, fewer fit an SM."""
+    keys = GQA_BALANCED_BLOCK_BYTES // (2 * next_pow2(head_dim) * itemsize)
+    return min(256, max(MIN_DOT, prev_pow2(max(1, keys)))), GQA_BALANCED_STAGES, True
+
+
+def gqa_balanced_programs(key_blocks: int, wave_programs: int) -> int:
+    """The balanced GQA grid's num_programs per kv head and head block: enough that each
+    program streams `GQA_BALANCED_MIN_BLOCKS` key blocks of the batch's `key_blocks` (per kv
+    head), within a quarter of a wave and `GQA_BALANCED_MAX_WAVES` waves (`wave_programs`:
+    one wave's worth). H200 (session 28): llama3-8b and gpt-oss (8 kv heads, one wave = 66
+    programs a kv head) best at 132 (1,349-3,575 key blocks a kv head, 10-27 a program; 264
+    from -1% to +6%), llama3-70b-tp8 (one kv head, one wave = 528) at 264 (10-13 blocks a
+    program; 528 lost 14-15%, 1,056 23-28%)."""
+    programs = max(1, key_blocks // GQA_BALANCED_MIN_BLOCKS)
+    return max(max(1, wave_programs // 4), min(GQA_BALANCED_MAX_WAVES * wave_programs, programs))
