@@ -1,6 +1,7 @@
-"""GQA ragged batches (qlen 1): the balanced tile's knobs crossed (programs x block_n x stages x
-page prefetch), beside the default and the read ceiling, with what each build compiled to
-(registers, spills, shared memory). Session 28: the combined planner rule's data."""
+"""GQA ragged batches: the balanced tile's knobs crossed (programs x block_n x stages x page
+prefetch), beside the default and the read ceiling, with what each build compiled to (registers,
+spills, shared memory). Session 28: the combined planner rule's data (qlen 1, the defaults
+below), then the 32- and 64-row tiles (QLEN=4 / 8, FACTORS, BLOCK_NS, STAGES, LABELS set)."""
 
 import json
 import os
@@ -11,12 +12,19 @@ import splitkv
 from splitkv.bench.ceilings import read_ceiling_bytes_per_s
 from splitkv.bench.shapes import gqa_special_shapes
 from splitkv.bench.sweep import _build_cases
+from splitkv.gqa_tile_rules import gqa_balanced_programs, gqa_balanced_tile
 from splitkv.kernels.gqa_split import gqa_balanced_kernel
 from splitkv.timing import cuda_graph_times_us
 
 MODELS = tuple(os.environ.get("MODELS", "llama3-8b gpt-oss llama3-70b-tp8").split())
-FACTORS = {"llama3-70b-tp8": (0.5, 1, 2)}
-BLOCK_NS = {"gpt-oss": (64, 128, 256)}
+QLEN = int(os.environ.get("QLEN", "1"))
+LABELS = tuple(os.environ.get("LABELS", "ragged 1x131072").split())
+ONE_KV_FACTORS = tuple(float(f) for f in os.environ.get("ONE_KV_FACTORS", "0.5 1 2").split())
+FACTORS = {"llama3-70b-tp8": ONE_KV_FACTORS}
+DEFAULT_FACTORS = tuple(float(f) for f in os.environ.get("FACTORS", "1 2 4").split())
+BLOCK_NS = {"gpt-oss": tuple(int(b) for b in os.environ.get("D64_BLOCK_NS", "64 128 256").split())}
+DEFAULT_BLOCK_NS = tuple(int(b) for b in os.environ.get("BLOCK_NS", "32 64 128").split())
+STAGES = tuple(int(s) for s in os.environ.get("STAGES", "2 3 5").split())
 PLAN_FIELDS = ("num_programs", "block_h", "block_n", "split_num_warps", "split_num_stages",
                "page_prefetch")  # fmt: skip
 
@@ -57,27 +65,36 @@ def main():
     print(json.dumps({"ceiling_TBps": round(ceiling / 1e12, 3)}), flush=True)
     results = [{"ceiling_TBps": ceiling / 1e12}]
     step_out = os.environ.get("STEP_OUT", ".")
-    for shape in gqa_special_shapes(models=MODELS, qlen=1):
+    for shape in gqa_special_shapes(models=MODELS, qlen=QLEN):
+        if not shape.label.startswith(LABELS):
+            continue
         case = _build_cases(shape, 0, 1)[0]
         lengths = list(shape.lengths)
-        common = dict(qlen=1, page_size=shape.page_size, kind="gqa",
+        common = dict(qlen=QLEN, page_size=shape.page_size, kind="gqa",
                       num_kv_heads=shape.kv_heads, head_dim=shape.head_dim,
                       dtype=torch.bfloat16, device="cuda", seq_lens=lengths)  # fmt: skip
         default = splitkv.plan_decode(len(lengths), max(lengths), shape.heads, **common)
         programs = default.num_programs or 1
         configs = [("default", {})]
-        for factor in FACTORS.get(shape.model, (1, 2, 4)):
-            for block_n in BLOCK_NS.get(shape.model, (32, 64, 128)):
-                for stages in (2, 3, 5):
+        if default.block_h > 16:  # the 16-row rule (gqa_tile_rules) on the wider tile
+            block_n, stages, prefetch = gqa_balanced_tile(shape.head_dim, 2)
+            blocks = sum(-(-n // block_n) for n in lengths)
+            configs.append(("16-row rule", {
+                "num_programs": gqa_balanced_programs(blocks, programs), "block_n": block_n,
+                "num_stages": stages, "page_prefetch": prefetch}))  # fmt: skip
+        for factor in FACTORS.get(shape.model, DEFAULT_FACTORS):
+            for block_n in BLOCK_NS.get(shape.model, DEFAULT_BLOCK_NS):
+                for stages in STAGES:
                     for prefetch in (False, True):
-                        name = f"x{factor} bn{block_n} s{stages} pf{int(prefetch)}"
+                        name = f"x{factor:g} bn{block_n} s{stages} pf{int(prefetch)}"
                         knobs = {"num_programs": max(1, int(programs * factor)),
                                  "block_n": block_n, "num_stages": stages,
                                  "page_prefetch": prefetch}  # fmt: skip
                         configs.append((name, knobs))
         base = None
         for name, knobs in configs:
-            row = {"model": shape.model, "label": shape.label, "config": name}
+            row = {"model": shape.model, "label": shape.label, "config": name,
+                   "block_h": default.block_h}  # fmt: skip
             before = compiled_kernels()
             try:
                 plan = splitkv.plan_decode(len(lengths), max(lengths), shape.heads, **common,
