@@ -209,6 +209,27 @@ def test_gqa_balanced(window_left, num_programs, dtype, device):
     check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args, **features))
 
 
+@pytest.mark.parametrize("qlen", [4, 8])
+@pytest.mark.parametrize("page_size", [1, 16])
+def test_gqa_balanced_wide_tiles_prefetch_three_stages(qlen, page_size, dtype, device):
+    # The balanced GQA default on the GPU (docs/perf.md session 28): page ids a block ahead and
+    # 3 stages on tiles of 32 rows (group 8 x qlen 4 / 8), blocks over several pages.
+    from splitkv.testing import random_gqa_case
+
+    lengths = [max(n, qlen) if n else 0 for n in RAGGED]
+    case = random_gqa_case(lengths, 16, 2, 32, qlen=qlen, page_size=page_size, dtype=dtype,
+                           device=device, sinks=True)  # fmt: skip
+    for num_programs in (3, 11):
+        plan = splitkv.plan_decode(len(lengths), 448, 16, qlen=qlen, page_size=page_size,
+                                   dtype=dtype, device=device, kind="gqa", num_kv_heads=2,
+                                   head_dim=32, schedule="balanced", num_programs=num_programs,
+                                   block_n=32, num_stages=3, page_prefetch=True)  # fmt: skip
+        assert plan.block_h == 32  # qlen 8: two head blocks (the CPU's widest tile)
+        features = {"window_left": 90, "sinks": case.sinks}
+        out, lse = splitkv.gqa_decode(*case.args, plan=plan, validate=True, **features)
+        check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args, **features))
+
+
 @pytest.mark.parametrize("program_loop", [False, True])
 @pytest.mark.parametrize("num_programs", [1, 5, 64])
 @pytest.mark.parametrize("qlen", [1, 2])

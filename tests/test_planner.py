@@ -468,21 +468,26 @@ def test_h200_gqa_balanced_tile_and_grid():
                 p.split_num_warps)  # fmt: skip
 
     # 32 KB of K and V a key block, 3 stages, page ids ahead (docs/perf.md session 28); the
-    # grid gives each program 10 key blocks, from a quarter of a wave up to two waves.
+    # grid gives each program 10 key blocks, as whole programs an SM, 1 to 8 an SM.
     for lengths in (GQA_RAGGED, GQA_ONE_LONG):
         assert knobs(plan(lengths, 32, 8, 128)) == ("balanced", 132, 64, 3, True, 4)  # llama3-8b
         assert knobs(plan(lengths, 64, 8, 64)) == ("balanced", 132, 128, 3, True, 4)  # gpt-oss
-    assert plan(GQA_RAGGED, 8, 1, 128).num_programs == 2694 // 10  # llama3-70b-tp8
-    assert plan(GQA_ONE_LONG, 8, 1, 128).num_programs == 3575 // 10
+        # llama3-70b-tp8: 269 and 357 programs of 10 blocks, 2 an SM.
+        assert plan(lengths, 8, 1, 128).num_programs == 264
     few = plan([5, 9, 3], 8, 1, 128, schedule="balanced")
-    assert few.num_programs == 528 // 4  # few blocks: a quarter wave
+    assert few.num_programs == 132  # few blocks: one an SM
     assert plan(GQA_RAGGED, 32, 8, 256).block_n == 32
     assert plan(GQA_RAGGED, 32, 8, 128, dtype=torch.float32).block_n == 32
     assert plan(GQA_RAGGED, 32, 8, 96).block_n == 64  # the tile's 128 padded columns
-    # qlen 2 still fits 16 rows at group 8; wider tiles keep their own rules.
+    # qlen 2 still fits 16 rows at group 8; 32 and 64 rows take at most 64-key blocks.
     assert knobs(plan(GQA_RAGGED, 64, 8, 64, qlen=2))[2:5] == (128, 3, True)
-    wide = plan(GQA_RAGGED, 64, 8, 64, qlen=4)
-    assert (wide.block_h, wide.split_num_stages, wide.page_prefetch) == (32, 2, False)
+    for qlen, rows in ((4, 32), (8, 64)):
+        wide = plan(GQA_RAGGED, 64, 8, 64, qlen=qlen)
+        assert (wide.block_h, *knobs(wide)[1:]) == (rows, 132, 64, 3, True, 4)
+        assert plan(GQA_RAGGED, 8, 1, 128, qlen=qlen).num_programs == 264
+    assert plan(GQA_RAGGED, 32, 8, 256, qlen=8).block_n == 32
+    # MHA (one row a kv head, 32 kv heads): 8 an SM in all.
+    assert plan(GQA_RAGGED, 32, 32, 128).num_programs == 8 * 132 // 32
     # What the caller pins stays pinned: a pinned block shape keeps the tile before.
     assert knobs(plan(GQA_RAGGED, 32, 8, 128, page_prefetch=False))[2:5] == (64, 3, False)
     pinned = plan(GQA_RAGGED, 32, 8, 128, block_n=256)

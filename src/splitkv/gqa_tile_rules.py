@@ -35,33 +35,44 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int
 
 
 GQA_BALANCED_BLOCK_BYTES = 32768  # K + V of one key block: 64 keys at head dim 128 in bf16
+GQA_BALANCED_WIDE_BLOCK_N = 64  # the most keys a block of a 32- or 64-row balanced program
 GQA_BALANCED_STAGES = 3  # two blocks in flight beside the one the dots use
 GQA_BALANCED_MIN_BLOCKS = 10  # key blocks a balanced program streams, where the batch has them
 GQA_BALANCED_MAX_WAVES = 2  # the grid: at most twice the wave `resident_programs_per_sm` counts
 
 
-def gqa_balanced_tile(head_dim: int, itemsize: int) -> tuple[int, int, bool]:
-    """(block_n, num_stages, page_prefetch) of a balanced GQA program of 16 rows (qlen x
-    heads a kv head <= 16): key blocks of 32 KB of K and V (64 keys at head dim 128, 128 at
-    64), 3 stages, page ids a block ahead. H200 (docs/perf.md session 28, every combination
-    of programs x block_n x stages x prefetch on the ragged and one-long batches of llama3-8b,
-    gpt-oss and llama3-70b-tp8): with `gqa_balanced_programs`, within 2.4% of each batch's
-    best combination, against 2 stages of 64-key blocks without prefetch on one wave (the
-    defaults before): llama3-8b 240.1 -> 179.4 us ragged, 305.0 -> 243.5 one-long; gpt-oss
-    111.4 -> 100.5, 183.3 -> 136.9; llama3-70b-tp8 42.0 -> 34.5, 52.8 -> 43.6. Three stages
-    of 64 KB blocks (128 keys at head dim 128) lost 10-60%: past ~70 KB of shared memory a
-    program, fewer fit an SM."""
+def gqa_balanced_tile(block_h: int, head_dim: int, itemsize: int) -> tuple[int, int, bool]:
+    """(block_n, num_stages, page_prefetch) of a balanced GQA program: key blocks of 32 KB of
+    K and V (64 keys at head dim 128, 128 at 64), at most 64 keys on tiles of 32 and 64
+    rows, 3 stages, page ids a block ahead. H200 (docs/perf.md session 28, every combination
+    of programs x block_n x stages x prefetch; with `gqa_balanced_programs`' grid, against 2
+    stages without prefetch on one wave, the defaults before). 16 rows (llama3-8b, gpt-oss,
+    llama3-70b-tp8 at qlen 1, ragged and one-long batches): within 2.4% of each batch's best
+    combination; llama3-8b 240.1 -> 179.4 us ragged, 305.0 -> 243.5 one-long; gpt-oss
+    111.4 -> 100.5, 183.3 -> 136.9; llama3-70b-tp8 42.0 -> 34.5, 52.8 -> 43.6; three stages
+    of 64 KB blocks lost 10-60% (past ~70 KB of shared memory a program, fewer fit an SM).
+    32 and 64 rows (qlen 4 and 8; 32-key blocks before): within 4.3% of the best, gpt-oss
+    qlen 4 200.3 -> 128.4 / 320.4 -> 199.0 (128-key blocks 4-6% slower than 64),
+    llama3-70b-tp8 qlen 4 49.3 -> 45.4 / 64.8 -> 62.0, llama3-8b qlen 8 288.7 -> 233.4 /
+    456.4 -> 363.6, gpt-oss qlen 8 ragged 182.7 -> 138.9, llama3-70b-tp8 qlen 8 ragged 63.2
+    -> 47.1."""
     keys = GQA_BALANCED_BLOCK_BYTES // (2 * next_pow2(head_dim) * itemsize)
+    if block_h > MIN_DOT:
+        keys = min(keys, GQA_BALANCED_WIDE_BLOCK_N)
     return min(256, max(MIN_DOT, prev_pow2(max(1, keys)))), GQA_BALANCED_STAGES, True
 
 
-def gqa_balanced_programs(key_blocks: int, wave_programs: int) -> int:
-    """The balanced GQA grid's num_programs per kv head and head block: enough that each
-    program streams `GQA_BALANCED_MIN_BLOCKS` key blocks of the batch's `key_blocks` (per kv
-    head), within a quarter of a wave and `GQA_BALANCED_MAX_WAVES` waves (`wave_programs`:
-    one wave's worth). H200 (session 28): llama3-8b and gpt-oss (8 kv heads, one wave = 66
-    programs a kv head) best at 132 (1,349-3,575 key blocks a kv head, 10-27 a program; 264
-    from -1% to +6%), llama3-70b-tp8 (one kv head, one wave = 528) at 264 (10-13 blocks a
-    program; 528 lost 14-15%, 1,056 23-28%)."""
+def gqa_balanced_programs(key_blocks: int, groups: int, wave_per_sm: int,
+                          compute_units: int) -> int:  # fmt: skip
+    """The balanced GQA grid's num_programs per kv head and head block (`groups` of them):
+    enough that each program streams `GQA_BALANCED_MIN_BLOCKS` of the batch's `key_blocks`
+    (per kv head), as whole programs an SM, from one to `GQA_BALANCED_MAX_WAVES` waves of
+    `wave_per_sm`. H200 (session 28): llama3-8b and gpt-oss (8 kv heads, 4 an SM a wave)
+    best at 8 an SM, 132 a kv head (1,349-3,575 key blocks a kv head, 10-27 a program; 16
+    an SM from -1% to +6%); llama3-70b-tp8 (one kv head) at 2 an SM, 264 (10-13 blocks a
+    program; 4 an SM lost 14-15%, 8 23-28%). A grid a few programs past whole SMs lost on
+    llama3-70b-tp8's wider tiles: 269 programs took 52.1 us against 264's 45.4 at qlen 4,
+    52.0 against 47.1 at qlen 8 (ragged; level at 16 rows, 34.5 us both)."""
     programs = max(1, key_blocks // GQA_BALANCED_MIN_BLOCKS)
-    return max(max(1, wave_programs // 4), min(GQA_BALANCED_MAX_WAVES * wave_programs, programs))
+    per_sm = min(GQA_BALANCED_MAX_WAVES * wave_per_sm, programs * groups // compute_units)
+    return max(1, max(1, per_sm) * compute_units // groups)

@@ -520,17 +520,18 @@ def plan_decode(
     )
     if loop_defaulted and program_loop and block_h <= MIN_DOT and not warp_specialized:
         program_loop = False
-    # Balanced GQA programs of 16 rows: their own tile and grid where the caller left the
-    # block shape to the planner (docs/perf.md session 28).
+    # Balanced GQA programs: their own tile and grid where the caller left the block shape
+    # to the planner (docs/perf.md session 28).
     gqa_tile = None
-    tile_free = block_n is None and num_stages is None and not interpreted
-    if kind == "gqa" and balanced and block_h == MIN_DOT and tile_free:
-        gqa_tile = gqa_balanced_tile(head_dim_v, dtype.itemsize)
+    if kind == "gqa" and balanced and block_n is None and num_stages is None and not interpreted:
+        gqa_tile = gqa_balanced_tile(block_h, head_dim_v, dtype.itemsize)
         block_n, num_stages = gqa_tile[0], gqa_tile[1]
         page_prefetch = gqa_tile[2] if page_prefetch is None else page_prefetch
     if default_grid and balanced and not program_loop and gqa_tile:
         key_blocks = sum(-(-min(n, keys) // block_n) for n in lengths or [keys] * batch_size)
-        num_programs = gqa_balanced_programs(key_blocks, num_programs)
+        groups = num_kv_heads * num_head_blocks
+        num_programs = gqa_balanced_programs(key_blocks, groups, wave // spec.compute_units,
+                                             spec.compute_units)  # fmt: skip
     elif default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
     if warp_specialized and block_h in ws.NARROW_BLOCK_H:
