@@ -1,0 +1,19 @@
+"""What the compiler makes of the balanced GQA stage 1 that the planner picks, for the H200
+(sm_90), without a GPU (tools/inspect_gqa.py, in its own process): the session-28 rule rests on
+3 programs an SM at 16 rows (~70 KB of shared memory, ~156 registers) and on no spills."""
+
+from test_compiled_kernel import compiled_all
+
+
+def test_balanced_defaults_fit_three_an_sm_without_spills():
+    rows = compiled_all("--model", "llama3-8b", "gpt-oss", "--qlen", "1", "8", "--batch",
+                        "ragged", tool="inspect_gqa.py")  # fmt: skip
+    by = {(r["model"], r["qlen"]): r for r in rows}
+    for row in rows:
+        assert row["schedule"] == "balanced" and row["stages"] == 3 and row["prefetch"], row
+        assert row["stack_bytes"] == 0, row
+    for model in ("llama3-8b", "gpt-oss"):
+        narrow = by[(model, 1)]
+        assert narrow["block_h"] == 16 and narrow["per_sm"] == 3, narrow
+        assert narrow["shared_kb"] <= 72, narrow
+    assert by[("llama3-8b", 8)]["block_h"] == 32 and by[("gpt-oss", 8)]["block_h"] == 64

@@ -1,0 +1,136 @@
+"""Compile the GQA stage-1 kernel that the planner picks for a batch, for a GPU target without a
+GPU, and report what the compiler made of it: registers, spills, shared memory, and how many of
+its programs fit an SM at once beside the grid (the waves the launch takes).
+
+    python tools/inspect_gqa.py                                  # session 28's batches, qlen 1
+    python tools/inspect_gqa.py --model gpt-oss --qlen 4 --batch ragged
+    python tools/inspect_gqa.py --model llama3-8b --knobs block_n=128 num_stages=2
+
+Plans for the H200 preset on the "meta" device (no allocation); uses the ptxas and cuobjdump
+inside Triton's wheel (tools/inspect_kernel.py), sm_90 by default.
+"""
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ["TRITON_INTERPRET"] = "0"  # compile for real, even on a machine without a GPU
+
+import torch
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from inspect_kernel import registers_and_stack
+
+import splitkv
+from splitkv.bench.shapes import GQA_MODELS, GQA_ONE_LONG, GQA_RAGGED
+from splitkv.kernels.gqa_split import gqa_balanced_kernel, gqa_split_kernel
+
+BATCHES = {"ragged": list(GQA_RAGGED), "one-long": list(GQA_ONE_LONG)}
+SM_REGISTERS, SM_SHARED, SM_THREADS = 65536, 233472, 2048  # an H100 / H200 SM (sm_90)
+POINTERS = ("q_ptr", "k_ptr", "v_ptr", "page_table_ptr", "seq_lens_ptr", "partial_o_ptr",
+            "partial_lse_ptr")  # fmt: skip
+INTS = ("window_left", "batch", "num_pages", "max_pages", "num_programs", "num_splits",
+        "stride_q_batch", "stride_q_pos", "stride_q_head", "stride_k_page", "stride_k_slot",
+        "stride_k_head", "stride_v_page", "stride_v_slot", "stride_v_head",
+        "stride_table_batch")  # fmt: skip
+# What the launcher's arguments divide by 16 for these shapes (pointers, and strides of caches
+# whose rows are 16-element multiples), as Triton specialises them.
+ALIGNED = (*POINTERS, "piece_ranges_ptr", "stride_q_batch", "stride_q_pos", "stride_q_head",
+           "stride_k_page", "stride_k_slot", "stride_k_head", "stride_v_page", "stride_v_slot",
+           "stride_v_head")  # fmt: skip
+
+
+def compile_plan(plan, arch: int = 90):
+    """The stage-1 kernel `gqa._launch` builds for `plan` (no window, no cap)."""
+    elem = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}[plan.dtype]
+    balanced = plan.schedule == "balanced"
+    kernel = gqa_balanced_kernel if balanced else gqa_split_kernel
+    types = {name: "*i32" if name in ("page_table_ptr", "seq_lens_ptr") else f"*{elem}"
+             for name in POINTERS}  # fmt: skip
+    types.update(partial_o_ptr="*fp32", partial_lse_ptr="*fp32", scale="fp32", logit_cap="fp32")
+    types.update({name: "i32" for name in INTS})
+    constants = {
+        "NUM_Q_HEADS": plan.num_heads, "NUM_KV_HEADS": plan.num_kv_heads, "QLEN": plan.qlen,
+        "HEAD_DIM": plan.head_dim_v, "BLOCK_D": triton.next_power_of_2(plan.head_dim_v),
+        "PAGE_SIZE": plan.page_size, "BLOCK_H": plan.block_h, "BLOCK_N": plan.block_n,
+        "PREFETCH_PAGE": plan.page_prefetch, "HAS_WINDOW": False, "HAS_CAP": False,
+        "RELEASE_MERGE": plan.dependent_launch,
+    }  # fmt: skip
+    if balanced:
+        constants["BLOCK_B"] = plan.block_b
+        types["piece_ranges_ptr"] = "*i32"
+    else:
+        constants["SPLIT_MAJOR"] = plan.grid_order == "split_major"
+    signature = {name: types[name] for name in kernel.arg_names if name in types}
+    signature.update({name: "constexpr" for name in constants})
+    attrs = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
+             for name in ALIGNED if name in signature}  # fmt: skip
+    source = ASTSource(kernel, signature, constants, attrs)
+    options = {"num_warps": plan.split_num_warps, "num_stages": plan.split_num_stages}
+    return triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options)
+
+
+def residency(registers: int, shared: int, warps: int) -> dict:
+    """Programs an SM holds at once, and what limits it (registers are allocated per warp in
+    units of 256)."""
+    per_warp = -(-registers * 32 // 256) * 256
+    limits = {
+        "registers": SM_REGISTERS // (per_warp * warps),
+        "shared": SM_SHARED // max(shared, 1),
+        "threads": SM_THREADS // (32 * warps),
+    }
+    limiter = min(limits, key=limits.get)
+    return {"per_sm": limits[limiter], "limited_by": limiter}
+
+
+def inspect(model: str, qlen: int, batch: str, knobs: dict) -> dict:
+    q_heads, kv_heads, head_dim = GQA_MODELS[model][:3]
+    lengths = BATCHES[batch]
+    spec = splitkv.DeviceSpec.preset("h200")
+    plan = splitkv.plan_decode(len(lengths), max(lengths), q_heads, qlen=qlen, kind="gqa",
+                               num_kv_heads=kv_heads, head_dim=head_dim, page_size=16,
+                               dtype=torch.bfloat16, device="meta", device_spec=spec,
+                               seq_lens=lengths, **knobs)  # fmt: skip
+    kernel = compile_plan(plan)
+    registers, stack = registers_and_stack(kernel)
+    fit = residency(registers, kernel.metadata.shared, plan.split_num_warps)
+    per_head = plan.num_programs + len(lengths) if plan.schedule == "balanced" else (
+        plan.num_splits * len(lengths))  # fmt: skip
+    grid = per_head * kv_heads * plan.num_head_blocks
+    return {"model": model, "qlen": qlen, "batch": batch, "schedule": plan.schedule,
+            "block_h": plan.block_h, "block_n": plan.block_n, "stages": plan.split_num_stages,
+            "prefetch": plan.page_prefetch, "warps": plan.split_num_warps,
+            "num_programs": plan.num_programs, "registers": registers, "stack_bytes": stack,
+            "shared_kb": round(kernel.metadata.shared / 1024, 1), **fit, "grid": grid,
+            "waves": round(grid / (fit["per_sm"] * spec.compute_units), 2)}  # fmt: skip
+
+
+def knob(text: str) -> tuple[str, object]:
+    name, value = text.split("=", 1)
+    return name, {"True": True, "False": False}.get(value, int(value) if value.isdigit() else value)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", nargs="+", default=["llama3-8b", "gpt-oss", "llama3-70b-tp8"],
+                        choices=sorted(GQA_MODELS))  # fmt: skip
+    parser.add_argument("--qlen", nargs="+", type=int, default=[1])
+    parser.add_argument("--batch", nargs="+", default=sorted(BATCHES), choices=sorted(BATCHES))
+    parser.add_argument("--knobs", nargs="*", type=knob, default=[],
+                        help="plan_decode knobs, NAME=VALUE")  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="JSON lines (always)")
+    args = parser.parse_args()
+    for model in args.model:
+        for qlen in args.qlen:
+            for batch in args.batch:
+                print(json.dumps(inspect(model, qlen, batch, dict(args.knobs))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
