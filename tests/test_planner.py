@@ -493,6 +493,11 @@ def test_h200_gqa_balanced_tile_and_grid():
     pinned = plan(GQA_RAGGED, 32, 8, 128, block_n=256)
     assert (pinned.block_n, pinned.split_num_stages, pinned.page_prefetch) == (256, 2, False)
     assert plan(GQA_RAGGED, 32, 8, 128, num_programs=7).num_programs == 7
+    # A device without the measurement (gqa_balanced_min_blocks 0) keeps the tile before.
+    amd = splitkv.plan_decode(8, 131072, 32, kind="gqa", num_kv_heads=8, page_size=16,
+                              device="meta", device_spec=MI355X, seq_lens=GQA_RAGGED)  # fmt: skip
+    assert (amd.schedule, amd.block_n, amd.split_num_stages, amd.page_prefetch) == (
+        "balanced", 64, 2, False)  # fmt: skip
     # Uniform plans are untouched.
     uniform = plan([32768] * 8, 32, 8, 128)
     assert (uniform.schedule, uniform.split_num_stages, uniform.page_prefetch) == (

@@ -47,6 +47,9 @@ class PartitionTunables:
     prefetch_min_split_keys: and never for splits shorter than this.
     balanced_cost: the balanced schedule's stage-1 time per key block relative to uniform
         splits' (it finds its requests and pieces on the device); steers schedule="auto".
+    gqa_balanced_min_blocks: balanced GQA programs take the tile `gqa_tile_rules` measured (32 KB
+        key blocks in 3 stages, page ids a block ahead) and a grid of at least this many key
+        blocks a program; 0 keeps 2 stages of 64-key blocks on one wave (unmeasured devices).
     prefix_max_rows: the most query rows a request (heads x qlen) for which
         `mla_decode_shared_prefix` always reads a group's shared pages once (the cascade);
         past it the attention is compute-bound, and a call takes the cascade only where it
@@ -70,6 +73,7 @@ class PartitionTunables:
     prefetch_min_split_keys: int = 256
     balanced_cost: float = 1.15
     tma_min_split_keys: int = 0
+    gqa_balanced_min_blocks: int = 0
     prefix_max_rows: int | None = None
     fitted: bool = False
 
@@ -178,7 +182,8 @@ def _cpu_spec() -> DeviceSpec:
 # The shared-prefix cascade pays at any padding up to 64 query rows a request (H200,
 # docs/perf.md v0.2.22: 8 x 327,600 sharing 308,736 at 12 / 16 / 32 / 64 rows 1.77 / 1.74 /
 # 1.31 / 1.04x faster than decoding plainly; the 6-group mix alike); past them only where it
-# pads the tiles less (96 rows 1.25x, 128 rows 3-4% slower).
+# pads the tiles less (96 rows 1.25x, 128 rows 3-4% slower). Balanced GQA programs: 10 key
+# blocks a program at least (docs/perf.md session 28, `gqa_tile_rules.gqa_balanced_programs`).
 _NVIDIA_TUNABLES = PartitionTunables(
     block_m=64,
     split_page_size=64,
@@ -189,6 +194,7 @@ _NVIDIA_TUNABLES = PartitionTunables(
     mha_max_splits=256,
     mha_split_page_size=128,
     tma_min_split_keys=1024,
+    gqa_balanced_min_blocks=10,
     prefix_max_rows=64,
 )
 TUNED_DIR = Path(__file__).parent / "tuned"  # per-device tables written by `splitkv tune`

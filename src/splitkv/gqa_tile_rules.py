@@ -37,7 +37,6 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int
 GQA_BALANCED_BLOCK_BYTES = 32768  # K + V of one key block: 64 keys at head dim 128 in bf16
 GQA_BALANCED_WIDE_BLOCK_N = 64  # the most keys a block of a 32- or 64-row balanced program
 GQA_BALANCED_STAGES = 3  # two blocks in flight beside the one the dots use
-GQA_BALANCED_MIN_BLOCKS = 10  # key blocks a balanced program streams, where the batch has them
 GQA_BALANCED_MAX_WAVES = 2  # the grid: at most twice the wave `resident_programs_per_sm` counts
 
 
@@ -62,17 +61,18 @@ def gqa_balanced_tile(block_h: int, head_dim: int, itemsize: int) -> tuple[int, 
     return min(256, max(MIN_DOT, prev_pow2(max(1, keys)))), GQA_BALANCED_STAGES, True
 
 
-def gqa_balanced_programs(key_blocks: int, groups: int, wave_per_sm: int,
-                          compute_units: int) -> int:  # fmt: skip
+def gqa_balanced_programs(key_blocks: int, groups: int, wave_per_sm: int, compute_units: int,
+                          min_blocks: int) -> int:  # fmt: skip
     """The balanced GQA grid's num_programs per kv head and head block (`groups` of them):
-    enough that each program streams `GQA_BALANCED_MIN_BLOCKS` of the batch's `key_blocks`
-    (per kv head), as whole programs an SM, from one to `GQA_BALANCED_MAX_WAVES` waves of
-    `wave_per_sm`. H200 (session 28): llama3-8b and gpt-oss (8 kv heads, 4 an SM a wave)
-    best at 8 an SM, 132 a kv head (1,349-3,575 key blocks a kv head, 10-27 a program; 16
-    an SM from -1% to +6%); llama3-70b-tp8 (one kv head) at 2 an SM, 264 (10-13 blocks a
-    program; 4 an SM lost 14-15%, 8 23-28%). A grid a few programs past whole SMs lost on
-    llama3-70b-tp8's wider tiles: 269 programs took 52.1 us against 264's 45.4 at qlen 4,
-    52.0 against 47.1 at qlen 8 (ragged; level at 16 rows, 34.5 us both)."""
-    programs = max(1, key_blocks // GQA_BALANCED_MIN_BLOCKS)
+    enough that each program streams `min_blocks` (the device's `gqa_balanced_min_blocks`;
+    10 on the H200) of the batch's `key_blocks` (per kv head), as whole programs an SM, from
+    one to `GQA_BALANCED_MAX_WAVES` waves of `wave_per_sm`. H200 (session 28): llama3-8b
+    and gpt-oss (8 kv heads, 4 an SM a wave) best at 8 an SM, 132 a kv head (1,349-3,575
+    key blocks a kv head, 10-27 a program; 16 an SM from -1% to +6%); llama3-70b-tp8 (one
+    kv head) at 2 an SM, 264 (10-13 blocks a program; 4 an SM lost 14-15%, 8 23-28%). A grid
+    a few programs past whole SMs lost on llama3-70b-tp8's wider tiles: 269 programs took
+    52.1 us against 264's 45.4 at qlen 4, 52.0 against 47.1 at qlen 8 (ragged; level at 16
+    rows, 34.5 us both)."""
+    programs = max(1, key_blocks // min_blocks)
     per_sm = min(GQA_BALANCED_MAX_WAVES * wave_per_sm, programs * groups // compute_units)
     return max(1, max(1, per_sm) * compute_units // groups)

@@ -523,7 +523,9 @@ def plan_decode(
     # Balanced GQA programs: their own tile and grid where the caller left the block shape
     # to the planner (docs/perf.md session 28).
     gqa_tile = None
-    if kind == "gqa" and balanced and block_n is None and num_stages is None and not interpreted:
+    measured = spec.tunables.gqa_balanced_min_blocks > 0
+    tile_free = block_n is None and num_stages is None and not interpreted
+    if kind == "gqa" and balanced and tile_free and measured:
         gqa_tile = gqa_balanced_tile(block_h, head_dim_v, dtype.itemsize)
         block_n, num_stages = gqa_tile[0], gqa_tile[1]
         page_prefetch = gqa_tile[2] if page_prefetch is None else page_prefetch
@@ -531,7 +533,8 @@ def plan_decode(
         key_blocks = sum(-(-min(n, keys) // block_n) for n in lengths or [keys] * batch_size)
         groups = num_kv_heads * num_head_blocks
         num_programs = gqa_balanced_programs(key_blocks, groups, wave // spec.compute_units,
-                                             spec.compute_units)  # fmt: skip
+                                             spec.compute_units,
+                                             spec.tunables.gqa_balanced_min_blocks)  # fmt: skip
     elif default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
     if warp_specialized and block_h in ws.NARROW_BLOCK_H:
