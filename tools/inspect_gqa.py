@@ -46,8 +46,9 @@ ALIGNED = (*POINTERS, "piece_ranges_ptr", "stride_q_batch", "stride_q_pos", "str
            "stride_v_head")  # fmt: skip
 
 
-def compile_plan(plan, arch: int = 90):
-    """The stage-1 kernel `gqa._launch` builds for `plan` (no window, no cap)."""
+def compile_plan(plan, arch: int = 90, maxnreg: int | None = None):
+    """The stage-1 kernel `gqa._launch` builds for `plan` (no window, no cap); `maxnreg`: with
+    ptxas's register cap (not a plan knob: what a cap would cost in spills)."""
     elem = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}[plan.dtype]
     balanced = plan.schedule == "balanced"
     kernel = gqa_balanced_kernel if balanced else gqa_split_kernel
@@ -73,6 +74,8 @@ def compile_plan(plan, arch: int = 90):
              for name in ALIGNED if name in signature}  # fmt: skip
     source = ASTSource(kernel, signature, constants, attrs)
     options = {"num_warps": plan.split_num_warps, "num_stages": plan.split_num_stages}
+    if maxnreg:
+        options["maxnreg"] = maxnreg
     return triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options)
 
 
@@ -89,7 +92,7 @@ def residency(registers: int, shared: int, warps: int) -> dict:
     return {"per_sm": limits[limiter], "limited_by": limiter}
 
 
-def inspect(model: str, qlen: int, batch: str, knobs: dict) -> dict:
+def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None = None) -> dict:
     q_heads, kv_heads, head_dim = GQA_MODELS[model][:3]
     lengths = BATCHES[batch]
     spec = splitkv.DeviceSpec.preset("h200")
@@ -97,7 +100,7 @@ def inspect(model: str, qlen: int, batch: str, knobs: dict) -> dict:
                                num_kv_heads=kv_heads, head_dim=head_dim, page_size=16,
                                dtype=torch.bfloat16, device="meta", device_spec=spec,
                                seq_lens=lengths, **knobs)  # fmt: skip
-    kernel = compile_plan(plan)
+    kernel = compile_plan(plan, maxnreg=maxnreg)
     registers, stack = registers_and_stack(kernel)
     fit = residency(registers, kernel.metadata.shared, plan.split_num_warps)
     per_head = plan.num_programs + len(lengths) if plan.schedule == "balanced" else (
@@ -124,12 +127,14 @@ def main() -> None:
     parser.add_argument("--batch", nargs="+", default=sorted(BATCHES), choices=sorted(BATCHES))
     parser.add_argument("--knobs", nargs="*", type=knob, default=[],
                         help="plan_decode knobs, NAME=VALUE")  # fmt: skip
+    parser.add_argument("--maxnreg", type=int, default=None, help="cap registers per thread")
     parser.add_argument("--json", action="store_true", help="JSON lines (always)")
     args = parser.parse_args()
     for model in args.model:
         for qlen in args.qlen:
             for batch in args.batch:
-                print(json.dumps(inspect(model, qlen, batch, dict(args.knobs))), flush=True)
+                row = inspect(model, qlen, batch, dict(args.knobs), args.maxnreg)
+                print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":
