@@ -235,7 +235,8 @@ def plan_decode(
             16-row keys-as-rows program loop takes a long batch (`loop_streams_long_batch`),
             else uniform.
         seq_lens: the lengths the plan is for (host ints or a tensor, read once here), used only
-            to pick the schedule; a plan serves any lengths within its bounds.
+            to pick the schedule and to size the balanced GQA grid (about 10 key blocks a
+            program on the H200); a plan serves any lengths within its bounds.
         qlen: query positions per request, 1 to 8 (MTP).
         page_size: KV page size, a power of two from 1 to 256.
         dtype: q and kv_cache dtype (bfloat16, float16; float32 for testing).
