@@ -28,6 +28,8 @@ BLOCK_NS = {"gpt-oss": tuple(int(b) for b in os.environ.get("D64_BLOCK_NS", "64 
 DEFAULT_BLOCK_NS = tuple(int(b) for b in os.environ.get("BLOCK_NS", "32 64 128").split())
 STAGES = tuple(int(s) for s in os.environ.get("STAGES", "2 3 5").split())
 UNIFORM = os.environ.get("UNIFORM", "").split()
+# Grids to time with the default tile (e.g. num_programs + batch = whole waves).
+EXTRA_PROGRAMS = tuple(int(p) for p in os.environ.get("EXTRA_PROGRAMS", "").split())
 
 
 def batches():
@@ -94,6 +96,7 @@ def main():
         grid = "num_splits" if UNIFORM else "num_programs"
         count = default.num_splits if UNIFORM else programs
         configs = [("default", {})]
+        configs += [(f"programs {p}", {"num_programs": p}) for p in EXTRA_PROGRAMS]
         for factor in FACTORS.get(shape.model, DEFAULT_FACTORS):
             for block_n in BLOCK_NS.get(shape.model, DEFAULT_BLOCK_NS):
                 for stages in STAGES:
