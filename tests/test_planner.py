@@ -10,6 +10,7 @@ import torch
 
 import splitkv
 from splitkv import DeviceSpec, num_partitions
+from splitkv.bench.shapes import GQA_ONE_LONG, GQA_RAGGED  # the bench's ragged GQA batches
 from splitkv.plan_rules import (
     default_merge_d_split,
     one_wave_merge_slicing,
@@ -452,10 +453,6 @@ def test_h200_balanced_grid_launches_whole_waves():
     assert gqa(schedule="balanced").num_programs == 132
 
 
-GQA_RAGGED = [1, 63, 64, 65, 4096, 4097, 32768, 131072]
-GQA_ONE_LONG = [131072, *(1 + (4095 * i) // 46 for i in range(47))]
-
-
 def test_h200_gqa_balanced_tile_and_grid():
     def plan(lengths, heads, kv_heads, head_dim, **kw):
         return splitkv.plan_decode(len(lengths), max(lengths), heads, kind="gqa",
@@ -488,7 +485,8 @@ def test_h200_gqa_balanced_tile_and_grid():
     assert plan(GQA_RAGGED, 32, 8, 256, qlen=8).block_n == 32
     # MHA (one row a kv head, 32 kv heads): 8 an SM in all.
     assert plan(GQA_RAGGED, 32, 32, 128).num_programs == 8 * 132 // 32
-    # What the caller pins stays pinned: a pinned block shape keeps the tile before.
+    # What the caller pins stays pinned: a pinned prefetch keeps the rule's blocks and stages,
+    # a pinned block shape keeps the tile before.
     assert knobs(plan(GQA_RAGGED, 32, 8, 128, page_prefetch=False))[2:5] == (64, 3, False)
     pinned = plan(GQA_RAGGED, 32, 8, 128, block_n=256)
     assert (pinned.block_n, pinned.split_num_stages, pinned.page_prefetch) == (256, 2, False)

@@ -1,6 +1,6 @@
-"""The planner's rules for GQA tiles (plan_rules.py holds the rest): the 32- and 64-row tiles'
-key blocks and warps, and the balanced schedule's 16-row programs (tile and grid), each citing
-its measurement (docs/perf.md)."""
+"""The planner's rules for GQA tiles (plan_rules.py holds the rest): the uniform 32- and 64-row
+tiles' key blocks and warps, and the balanced schedule's programs of any height (tile and grid),
+each citing its measurement (docs/perf.md)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int
     at 64, fewer where the head dim passes 128 (two stages of K and V stay within 128 KB of
     shared memory) or where a split would hold fewer than 4 blocks (32 keys at least: the
     pipeline needs blocks to overlap; llama3-70b-tp8 x qlen 4, 1 x 32,768 on 256 splits of 128
-    keys: 11.7 us on 32-key blocks, 13.0 on one 128-key block); the balanced kernel keeps its
-    own block_n (None: not measured). On the H200 (docs/perf.md session 26, the GQA
+    keys: 11.7 us on 32-key blocks, 13.0 on one 128-key block); the balanced kernel's block_n
+    is `gqa_balanced_tile`'s (None here). On the H200 (docs/perf.md session 26, the GQA
     cascade's stacked pass, 8 x 131,072 and the 6-group mix) these took llama3-8b (32 rows)
     250.7 -> 231.1 us and 596.9 -> 478.7, gpt-oss (64 rows, head dim 64) 238.9 -> 139.5 and
     475.4 -> 304.6, llama3-70b-tp8 (64 rows) 70.6 -> 60.4 and 123.6 -> 105.0, against the

@@ -532,9 +532,8 @@ def plan_decode(
         page_prefetch = gqa_tile[2] if page_prefetch is None else page_prefetch
     if default_grid and balanced and not program_loop and gqa_tile:
         key_blocks = sum(-(-min(n, keys) // block_n) for n in lengths or [keys] * batch_size)
-        groups = num_kv_heads * num_head_blocks
-        num_programs = gqa_balanced_programs(key_blocks, groups, wave // spec.compute_units,
-                                             spec.compute_units,
+        num_programs = gqa_balanced_programs(key_blocks, num_kv_heads * num_head_blocks,
+                                             wave // spec.compute_units, spec.compute_units,
                                              spec.tunables.gqa_balanced_min_blocks)  # fmt: skip
     elif default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)

@@ -268,7 +268,8 @@ def balanced_grid(kind: str, block_h: int, wave_programs: int, batch_size: int) 
     136.9 us, 1 x 327,600 + 47 short 187.7 -> 171.3 us, at qlen 4 two launched waves 434.7 us
     beside 436.3 for the four waves of num_programs before), with at least half a wave of
     programs so that a batch of a wave or more still cuts its keys in small pieces. GQA keeps
-    one wave of num_programs (a launched-wave grid is unmeasured there)."""
+    one wave of num_programs where `gqa_tile_rules.gqa_balanced_programs` does not size it
+    (a device without `gqa_balanced_min_blocks`, or a block shape the caller pinned)."""
     if kind != "mla":
         return wave_programs
     return launched_wave_programs(2 if block_h >= 64 else 1, wave_programs, batch_size)
