@@ -1,8 +1,11 @@
 """What the compiler makes of the balanced GQA stage 1 that the planner picks, for the H200
 (sm_90), without a GPU (tools/inspect_gqa.py, in its own process): the session-28 rule rests on
-3 programs an SM at 16 rows (~70 KB of shared memory, ~156 registers) and on no spills."""
+3 programs an SM at 16 rows (~70 KB of shared memory, ~156 registers) and on no spills, and the
+session-29 grid on the residency table `gqa_balanced_residency` keeps."""
 
 from test_compiled_kernel import compiled_all
+
+from splitkv.gqa_tile_rules import gqa_balanced_residency
 
 
 def test_balanced_defaults_fit_three_an_sm_without_spills():
@@ -17,3 +20,16 @@ def test_balanced_defaults_fit_three_an_sm_without_spills():
         assert narrow["block_h"] == 16 and narrow["per_sm"] == 3, narrow
         assert narrow["shared_kb"] <= 72, narrow
     assert by[("llama3-8b", 8)]["block_h"] == 32 and by[("gpt-oss", 8)]["block_h"] == 64
+
+
+def test_residency_table_matches_the_compiled_tiles():
+    # The tiles of every row height at both head dims (gpt-oss 64, llama3-70b-tp8 128; 16-row
+    # tiles at both in the test above).
+    rows = compiled_all("--model", "gpt-oss", "--qlen", "4", "--batch", "ragged",
+                        tool="inspect_gqa.py")  # fmt: skip
+    rows += compiled_all("--model", "llama3-70b-tp8", "--qlen", "1", "4", "8", "--batch",
+                         "ragged", tool="inspect_gqa.py")  # fmt: skip
+    for row in rows:
+        head_dim = 64 if row["model"] == "gpt-oss" else 128
+        assert row["per_sm"] == gqa_balanced_residency(row["block_h"], head_dim, 2), row
+        assert row["stack_bytes"] == 0, row

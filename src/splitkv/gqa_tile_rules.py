@@ -61,18 +61,48 @@ def gqa_balanced_tile(block_h: int, head_dim: int, itemsize: int) -> tuple[int, 
     return min(256, max(MIN_DOT, prev_pow2(max(1, keys)))), GQA_BALANCED_STAGES, True
 
 
+# Programs of the balanced tile an H200 SM holds at once, by (rows, head dim), in 16-bit types
+# (`tools/inspect_gqa.py`, sm_90, checked by tests/test_gqa_compiled.py): 16 rows 156 registers
+# and 70 KB of shared memory; 32 rows 194-196 registers at head dim 128, 128 registers and 40 KB
+# at 64; 64 rows 255 registers and 112 KB at 128.
+GQA_BALANCED_RESIDENCY = {(16, 64): 3, (16, 128): 3, (32, 64): 4, (32, 128): 2, (64, 64): 3,
+                          (64, 128): 2}  # fmt: skip
+
+
+def gqa_balanced_residency(block_h: int, head_dim: int, itemsize: int) -> int | None:
+    """Programs of `gqa_balanced_tile`'s tile one SM holds (GQA_BALANCED_RESIDENCY), or None
+    where it was not compiled (other head dims, 32-bit types)."""
+    if itemsize != 2:
+        return None
+    return GQA_BALANCED_RESIDENCY.get((block_h, next_pow2(head_dim)))
+
+
 def gqa_balanced_programs(key_blocks: int, groups: int, wave_per_sm: int, compute_units: int,
-                          min_blocks: int) -> int:  # fmt: skip
+                          min_blocks: int, batch: int, resident: int | None) -> int:  # fmt: skip
     """The balanced GQA grid's num_programs per kv head and head block (`groups` of them):
     enough that each program streams `min_blocks` (the device's `gqa_balanced_min_blocks`;
     10 on the H200) of the batch's `key_blocks` (per kv head), as whole programs an SM, from
     one to `GQA_BALANCED_MAX_WAVES` waves of `wave_per_sm`. H200 (session 28): llama3-8b
     and gpt-oss (8 kv heads, 4 an SM a wave) best at 8 an SM, 132 a kv head (1,349-3,575
     key blocks a kv head, 10-27 a program; 16 an SM from -1% to +6%); llama3-70b-tp8 (one
-    kv head) at 2 an SM, 264 (10-13 blocks a program; 4 an SM lost 14-15%, 8 23-28%). A grid
-    a few programs past whole SMs lost on llama3-70b-tp8's wider tiles: 269 programs took
-    52.1 us against 264's 45.4 at qlen 4, 52.0 against 47.1 at qlen 8 (ragged; level at 16
-    rows, 34.5 us both)."""
+    kv head) at 2 an SM, 264 (10-13 blocks a program; 4 an SM lost 14-15%, 8 23-28%).
+
+    Where that grid is between half a wave and one wave of the programs an SM holds
+    (`resident`, `gqa_balanced_residency`), the launch fills exactly one: the kernel launches
+    num_programs + `batch` programs a group (a share that crosses a request's end becomes
+    two), so num_programs is the wave less the batch. H200 (session 29, llama3-70b-tp8): 32
+    rows (2 an SM, 264 a wave) ragged 264 -> 256 programs 45.1 -> 39.0 us, one-long (48
+    requests) 264 -> 216 62.5 -> 54.7 (520, two waves: 50.7 / 65.2); 16 rows (3 an SM, 396)
+    ragged 264 -> 388 34.5 -> 33.9, one-long 264 -> 348 43.8 -> 41.6 (388 there, 436
+    launched, past the wave: 44.9). Grids of several waves keep the rule above (llama3-8b
+    qlen 8 at 2 an SM: whole launched waves 227.6 against 233.5 us ragged, 384.1 against
+    363.5 one-long)."""
     programs = max(1, key_blocks // min_blocks)
     per_sm = min(GQA_BALANCED_MAX_WAVES * wave_per_sm, programs * groups // compute_units)
-    return max(1, max(1, per_sm) * compute_units // groups)
+    programs = max(1, max(1, per_sm) * compute_units // groups)
+    if resident is None:
+        return programs
+    wave = resident * compute_units // groups
+    if wave // 2 <= programs <= wave and wave - batch >= programs // 2:
+        return wave - batch
+    return programs

@@ -15,7 +15,12 @@ import torch
 from splitkv import warp_specialized as ws
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_bool, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
-from splitkv.gqa_tile_rules import gqa_balanced_programs, gqa_balanced_tile, gqa_wide_tile
+from splitkv.gqa_tile_rules import (
+    gqa_balanced_programs,
+    gqa_balanced_residency,
+    gqa_balanced_tile,
+    gqa_wide_tile,
+)
 from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.plan_rules import (
     MAX_SPLITS,
@@ -534,7 +539,10 @@ def plan_decode(
         key_blocks = sum(-(-min(n, keys) // block_n) for n in lengths or [keys] * batch_size)
         num_programs = gqa_balanced_programs(key_blocks, num_kv_heads * num_head_blocks,
                                              wave // spec.compute_units, spec.compute_units,
-                                             spec.tunables.gqa_balanced_min_blocks)  # fmt: skip
+                                             spec.tunables.gqa_balanced_min_blocks,
+                                             batch_size,
+                                             gqa_balanced_residency(block_h, head_dim_v,
+                                                                    dtype.itemsize))  # fmt: skip
     elif default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
     if warp_specialized and block_h in ws.NARROW_BLOCK_H:
