@@ -501,13 +501,23 @@ def test_h200_gqa_balanced_tile_and_grid():
                               device="meta", device_spec=MI355X, seq_lens=GQA_RAGGED)  # fmt: skip
     assert (amd.schedule, amd.block_n, amd.split_num_stages, amd.page_prefetch) == (
         "balanced", 64, 2, False)  # fmt: skip
-    # Uniform plans are untouched.
-    uniform = plan([32768] * 8, 32, 8, 128)
-    assert (uniform.schedule, uniform.split_num_stages, uniform.page_prefetch) == (
-        "uniform",
-        2,
-        False,
-    )
+
+    # Uniform plans keep their tile, but for splits that launch one wave of the balanced tile
+    # and stream 8 of its blocks each (one kv head at batch 1, docs/perf.md session 29).
+    def tile(p):
+        return p.schedule, p.block_n, p.split_num_stages, p.page_prefetch
+
+    assert tile(plan([32768] * 8, 32, 8, 128)) == ("uniform", 64, 2, False)
+    assert tile(plan([131072] * 8, 32, 8, 128)) == ("uniform", 64, 2, False)
+    for context in (131072, 262144):
+        for qlen in (1, 2):  # 16 rows
+            assert tile(plan([context], 8, 1, 128, qlen=qlen)) == ("uniform", 64, 3, True)
+    assert tile(plan([65536], 8, 1, 128)) == ("uniform", 64, 2, False)  # 4 blocks a split
+    assert tile(plan([131072] * 2, 8, 1, 128)) == ("uniform", 64, 2, False)  # 512 programs
+    assert tile(plan([131072], 32, 8, 128)) == ("uniform", 64, 2, False)  # 8 kv heads
+    assert plan([131072], 8, 1, 128, qlen=4).split_num_stages == 2  # 32 rows: unmeasured
+    pinned_tile = plan([131072], 8, 1, 128, page_prefetch=False)
+    assert tile(pinned_tile) == ("uniform", 64, 3, False)
 
 
 def test_auto_schedule_follows_the_lengths():

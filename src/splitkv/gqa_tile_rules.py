@@ -106,3 +106,25 @@ def gqa_balanced_programs(key_blocks: int, groups: int, wave_per_sm: int, comput
     if wave // 2 <= programs <= wave and wave - batch >= programs // 2:
         return wave - batch
     return programs
+
+
+GQA_UNIFORM_MIN_BLOCKS = 8  # key blocks a uniform split streams before the balanced tile pays
+
+
+def gqa_uniform_takes_balanced_tile(block_h: int, split_keys: int, programs: int,
+                                    resident: int | None, compute_units: int,
+                                    block_n: int) -> bool:  # fmt: skip
+    """Whether uniform GQA splits take `gqa_balanced_tile`'s tile (3 stages, page ids ahead)
+    instead of the uniform one (2 stages, none ahead): 16-row tiles whose launch (`programs`)
+    fits one wave of what an SM holds of that tile (`resident`) and whose splits stream at
+    least 8 of its key blocks, i.e. the balanced programs' shape. H200 (docs/perf.md session
+    29, llama3-70b-tp8, one kv head, 256 splits): 131,072 x 1 29.0 -> 24.7 us, 262,144 x 1 48.5
+    -> 40.3; 65,536 x 1 (4 blocks a split) 13.6 -> 13.4 and 32,768 x 1 (2) 9.4 -> 9.8 are left
+    out by the block count; grids past the wave lost 9-27% (512 programs: llama3-8b 131,072 x 1
+    128.5 -> 163.4, llama3-70b-tp8 131,072 x 2 42.1 -> 50.4)."""
+    return (
+        block_h == MIN_DOT
+        and resident is not None
+        and programs <= resident * compute_units
+        and split_keys >= GQA_UNIFORM_MIN_BLOCKS * block_n
+    )

@@ -19,6 +19,7 @@ from splitkv.gqa_tile_rules import (
     gqa_balanced_programs,
     gqa_balanced_residency,
     gqa_balanced_tile,
+    gqa_uniform_takes_balanced_tile,
     gqa_wide_tile,
 )
 from splitkv.partition import num_partitions, resident_programs_per_sm
@@ -535,6 +536,15 @@ def plan_decode(
         gqa_tile = gqa_balanced_tile(block_h, head_dim_v, dtype.itemsize)
         block_n, num_stages = gqa_tile[0], gqa_tile[1]
         page_prefetch = gqa_tile[2] if page_prefetch is None else page_prefetch
+    elif kind == "gqa" and not balanced and tile_free and measured:
+        tile = gqa_balanced_tile(block_h, head_dim_v, dtype.itemsize)
+        uniform_programs = num_splits * batch_size * num_kv_heads * num_head_blocks
+        resident = gqa_balanced_residency(block_h, head_dim_v, dtype.itemsize)
+        if gqa_uniform_takes_balanced_tile(block_h, -(-max_seq_len // num_splits),
+                                           uniform_programs, resident, spec.compute_units,
+                                           tile[0]):  # fmt: skip
+            block_n, num_stages = tile[0], tile[1]
+            page_prefetch = tile[2] if page_prefetch is None else page_prefetch
     if default_grid and balanced and not program_loop and gqa_tile:
         key_blocks = sum(-(-min(n, keys) // block_n) for n in lengths or [keys] * batch_size)
         num_programs = gqa_balanced_programs(key_blocks, num_kv_heads * num_head_blocks,
