@@ -205,6 +205,24 @@ def main() -> None:
         lens[0] = 1 << 30
         lens[4] = -2
         splitkv.gqa_decode(gqa.q, gqa.k_cache, gqa.v_cache, table, lens, plan=plan)
+    # The uniform one-kv-head default on the balanced tile (256 splits of 512 keys, 3 stages,
+    # page ids a block ahead; docs/perf.md session 29) over one-key and 256-key pages, then
+    # corrupt lengths and page ids.
+    for page_size in (1, 256):
+        gqa = random_gqa_case([131072], 8, 1, 128, page_size=page_size, dtype=torch.bfloat16,
+                              device=dev)  # fmt: skip
+        plan = splitkv.plan_decode(1, 131072, 8, kind="gqa", num_kv_heads=1, head_dim=128,
+                                   page_size=page_size, device=dev)  # fmt: skip
+        assert (plan.schedule, plan.split_num_stages, plan.page_prefetch) == (
+            "uniform", 3, True), plan  # fmt: skip
+        out, lse = splitkv.gqa_decode(*gqa.args, plan=plan)
+        check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args))
+        table = gqa.page_table.clone()
+        table[0, 7] = 1 << 30
+        table[0, -1] = -5
+        lens = gqa.seq_lens.clone()
+        lens[0] = 1 << 30
+        splitkv.gqa_decode(gqa.q, gqa.k_cache, gqa.v_cache, table, lens, plan=plan)
     states = torch.randn(5, 7, 12, 512, device=dev, dtype=torch.bfloat16)
     state_lses = torch.randn(5, 7, 12, device=dev)
     state_lses[2] = float("-inf")

@@ -137,3 +137,35 @@ def test_balanced_default_tile_over_any_page_size(page_size, q_heads, kv_heads, 
     assert (plan.schedule, plan.split_num_stages, plan.page_prefetch) == ("balanced", 3, True)
     plan.workspace.partial_o.fill_(float("nan"))
     check(case, plan=plan, sinks=case.sinks, window_left=5000, logit_cap=30.0)
+
+
+@pytest.mark.parametrize("page_size", [1, 16, 256])
+@pytest.mark.parametrize("qlen", [1, 2])
+def test_uniform_one_kv_head_takes_the_balanced_tile(page_size, qlen):
+    # One 131,072-key request of llama3-70b-tp8 (one kv head): 256 uniform splits of 8 blocks
+    # on the balanced tile (3 stages, page ids a block ahead; docs/perf.md session 29), then
+    # replayed from a CUDA graph with the request shortened to a length that ends mid-page.
+    lengths = [131072]
+    case = random_gqa_case(lengths, 8, 1, 128, qlen=qlen, page_size=page_size,
+                           dtype=torch.bfloat16, device="cuda", sinks=True)  # fmt: skip
+    plan = splitkv.plan_decode(1, lengths[0], 8, qlen=qlen, kind="gqa", num_kv_heads=1,
+                               head_dim=128, page_size=page_size, dtype=torch.bfloat16,
+                               device="cuda")  # fmt: skip
+    assert (plan.schedule, plan.block_n, plan.split_num_stages, plan.page_prefetch) == (
+        "uniform", 64, 3, True)  # fmt: skip
+    plan.workspace.partial_o.fill_(float("nan"))
+    check(case, plan=plan, sinks=case.sinks, logit_cap=30.0)
+    q, k, v, table, lens = (t.clone() for t in case.args)
+    out = torch.empty(1, qlen, 8, 128, dtype=torch.bfloat16, device="cuda")
+    lse = torch.empty(1, qlen, 8, device="cuda")
+
+    def step():
+        splitkv.gqa_decode(q, k, v, table, lens, plan=plan, sinks=case.sinks, out=out, lse=lse)
+
+    graph = capture_cuda_graph(step)
+    lens.fill_(100003)
+    out.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    ref = splitkv.reference.gqa_decode(q, k, v, table, lens, sinks=case.sinks)
+    check_against_reference(out, lse, *ref)
