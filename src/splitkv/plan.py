@@ -537,6 +537,8 @@ def plan_decode(
         block_n, num_stages = gqa_tile[0], gqa_tile[1]
         page_prefetch = gqa_tile[2] if page_prefetch is None else page_prefetch
     elif kind == "gqa" and not balanced and tile_free and measured:
+        # Uniform splits shaped like balanced programs (one wave, long splits) stream as
+        # they do on that tile (docs/perf.md session 29).
         tile = gqa_balanced_tile(block_h, head_dim_v, dtype.itemsize)
         uniform_programs = num_splits * batch_size * num_kv_heads * num_head_blocks
         resident = gqa_balanced_residency(block_h, head_dim_v, dtype.itemsize)
