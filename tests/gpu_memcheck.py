@@ -11,6 +11,19 @@ import splitkv
 from splitkv.testing import check_against_reference, random_gqa_case, random_mla_case
 
 
+def gqa_decode_corrupt(gqa, plan, pages: dict, lengths: dict) -> None:
+    """`gqa.args` decoded with page ids (`pages`: {(request, column): id}) and lengths
+    (`lengths`: {request: length}) past every bound: whatever it returns, it must stay within
+    the buffers."""
+    table = gqa.page_table.clone()
+    for where, page in pages.items():
+        table[where] = page
+    lens = gqa.seq_lens.clone()
+    for request, length in lengths.items():
+        lens[request] = length
+    splitkv.gqa_decode(gqa.q, gqa.k_cache, gqa.v_cache, table, lens, plan=plan)
+
+
 def main() -> None:
     torch.manual_seed(0)
     dev = "cuda"
@@ -62,11 +75,7 @@ def main() -> None:
         )
         ref = splitkv.reference.gqa_decode(*case.args, window_left=40, logit_cap=20.0, sinks=sinks)
         check_against_reference(out, lse, *ref)
-        table = case.page_table.clone()
-        table[1, 0] = -(1 << 30)
-        lens = case.seq_lens.clone()
-        lens[2] = 1 << 30
-        splitkv.gqa_decode(case.q, case.k_cache, case.v_cache, table, lens)
+        gqa_decode_corrupt(case, None, {(1, 0): -(1 << 30)}, {2: 1 << 30})
     # The shared-prefix cascade: stacked rows, shifted suffix tables, a member ending inside
     # its prefix, a request in no group; then corrupt lengths (the suffix's cut lengths and
     # shifted columns stay clamped).
@@ -198,13 +207,7 @@ def main() -> None:
         assert plan.schedule == "balanced" and plan.page_prefetch, plan
         out, lse = splitkv.gqa_decode(*gqa.args, plan=plan)
         check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args))
-        table = gqa.page_table.clone()
-        table[3, 0] = 1 << 30
-        table[2, -1] = -5
-        lens = gqa.seq_lens.clone()
-        lens[0] = 1 << 30
-        lens[4] = -2
-        splitkv.gqa_decode(gqa.q, gqa.k_cache, gqa.v_cache, table, lens, plan=plan)
+        gqa_decode_corrupt(gqa, plan, {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})
     # The uniform one-kv-head default on the balanced tile (256 splits of 512 keys, 3 stages,
     # page ids a block ahead; docs/perf.md session 29) over one-key and 256-key pages, then
     # corrupt lengths and page ids.
@@ -217,12 +220,7 @@ def main() -> None:
             "uniform", 3, True), plan  # fmt: skip
         out, lse = splitkv.gqa_decode(*gqa.args, plan=plan)
         check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args))
-        table = gqa.page_table.clone()
-        table[0, 7] = 1 << 30
-        table[0, -1] = -5
-        lens = gqa.seq_lens.clone()
-        lens[0] = 1 << 30
-        splitkv.gqa_decode(gqa.q, gqa.k_cache, gqa.v_cache, table, lens, plan=plan)
+        gqa_decode_corrupt(gqa, plan, {(0, 7): 1 << 30, (0, -1): -5}, {0: 1 << 30})
     states = torch.randn(5, 7, 12, 512, device=dev, dtype=torch.bfloat16)
     state_lses = torch.randn(5, 7, 12, device=dev)
     state_lses[2] = float("-inf")

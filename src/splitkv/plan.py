@@ -527,24 +527,20 @@ def plan_decode(
     )
     if loop_defaulted and program_loop and block_h <= MIN_DOT and not warp_specialized:
         program_loop = False
-    # Balanced GQA programs: their own tile and grid where the caller left the block shape
-    # to the planner (docs/perf.md session 28).
-    gqa_tile = None
+    # Balanced GQA programs take their own tile and grid where the caller left the block shape
+    # to the planner (docs/perf.md session 28), and so do uniform splits shaped like them: one
+    # wave of long splits (session 29).
+    gqa_tile = resident = None
     measured = spec.tunables.gqa_balanced_min_blocks > 0
     tile_free = block_n is None and num_stages is None and not interpreted
-    if kind == "gqa" and balanced and tile_free and measured:
-        gqa_tile = gqa_balanced_tile(block_h, head_dim_v, dtype.itemsize)
-        block_n, num_stages = gqa_tile[0], gqa_tile[1]
-        page_prefetch = gqa_tile[2] if page_prefetch is None else page_prefetch
-    elif kind == "gqa" and not balanced and tile_free and measured:
-        # Uniform splits shaped like balanced programs (one wave, long splits) stream as
-        # they do on that tile (docs/perf.md session 29).
+    if kind == "gqa" and tile_free and measured:
         tile = gqa_balanced_tile(block_h, head_dim_v, dtype.itemsize)
-        uniform_programs = num_splits * batch_size * num_kv_heads * num_head_blocks
         resident = gqa_balanced_residency(block_h, head_dim_v, dtype.itemsize)
-        if gqa_uniform_takes_balanced_tile(block_h, -(-max_seq_len // num_splits),
-                                           uniform_programs, resident, spec.compute_units,
-                                           tile[0]):  # fmt: skip
+        uniform_programs = num_splits * batch_size * num_kv_heads * num_head_blocks
+        if balanced or gqa_uniform_takes_balanced_tile(block_h, -(-max_seq_len // num_splits),
+                                                       uniform_programs, resident,
+                                                       spec.compute_units, tile[0]):  # fmt: skip
+            gqa_tile = tile
             block_n, num_stages = tile[0], tile[1]
             page_prefetch = tile[2] if page_prefetch is None else page_prefetch
     if default_grid and balanced and not program_loop and gqa_tile:
@@ -552,9 +548,7 @@ def plan_decode(
         num_programs = gqa_balanced_programs(key_blocks, num_kv_heads * num_head_blocks,
                                              wave // spec.compute_units, spec.compute_units,
                                              spec.tunables.gqa_balanced_min_blocks,
-                                             batch_size,
-                                             gqa_balanced_residency(block_h, head_dim_v,
-                                                                    dtype.itemsize))  # fmt: skip
+                                             batch_size, resident)  # fmt: skip
     elif default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
     if warp_specialized and block_h in ws.NARROW_BLOCK_H:
