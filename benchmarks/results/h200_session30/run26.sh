@@ -1,0 +1,4 @@
+steps=()
+steps+=("300:gpu_suite:python3 -m pytest tests -n 12 -q -p no:cacheprovider --durations 10 2>&1 | tail -30")
+steps+=("280:memcheck:PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 9 python3 tests/gpu_memcheck.py 2>&1 | tail -15")
+bash tools/device_steps.sh "${steps[@]}"
