@@ -221,6 +221,15 @@ def main() -> None:
         out, lse = splitkv.gqa_decode(*gqa.args, plan=plan)
         check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args))
         gqa_decode_corrupt(gqa, plan, {(0, 7): 1 << 30, (0, -1): -5}, {0: 1 << 30})
+    # Half the planner's splits on the long-split tile (8 kv heads, 4 x 8,192: 8 splits of 16
+    # blocks; docs/perf.md session 30), over one-key pages.
+    gqa = random_gqa_case([8192] * 4, 32, 8, 128, page_size=1, dtype=torch.bfloat16, device=dev)
+    plan = splitkv.plan_decode(4, 8192, 32, kind="gqa", num_kv_heads=8, head_dim=128,
+                               page_size=1, device=dev)  # fmt: skip
+    assert (plan.num_splits, plan.split_num_stages, plan.page_prefetch) == (8, 3, True), plan
+    out, lse = splitkv.gqa_decode(*gqa.args, plan=plan)
+    check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args))
+    gqa_decode_corrupt(gqa, plan, {(1, 5): 1 << 30, (3, -1): -5}, {2: 1 << 30})
     states = torch.randn(5, 7, 12, 512, device=dev, dtype=torch.bfloat16)
     state_lses = torch.randn(5, 7, 12, device=dev)
     state_lses[2] = float("-inf")

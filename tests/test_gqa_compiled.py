@@ -1,11 +1,12 @@
 """What the compiler makes of the balanced GQA stage 1 that the planner picks, for the H200
 (sm_90), without a GPU (tools/inspect_gqa.py, in its own process): the session-28 rule rests on
 3 programs an SM at 16 rows (~70 KB of shared memory, ~156 registers) and on no spills, and the
-session-29 grid on the residency table `gqa_balanced_residency` keeps."""
+session-29 grid on the residency table `gqa_balanced_residency` keeps, and the session-30 long
+uniform splits on `gqa_long_split_residency`'s."""
 
 from test_compiled_kernel import compiled_all
 
-from splitkv.gqa_tile_rules import gqa_balanced_residency
+from splitkv.gqa_tile_rules import gqa_balanced_residency, gqa_long_split_residency
 
 
 def test_balanced_defaults_fit_three_an_sm_without_spills():
@@ -33,3 +34,21 @@ def test_residency_table_matches_the_compiled_tiles():
         head_dim = 64 if row["model"] == "gpt-oss" else 128
         assert row["per_sm"] == gqa_balanced_residency(row["block_h"], head_dim, 2), row
         assert row["stack_bytes"] == 0, row
+
+
+def test_long_split_residency_matches_the_compiled_tiles():
+    # Uniform splits on the long-split tile (3 stages, page ids ahead) at 16, 32 and 64 rows,
+    # head dims 64 and 128: the planner halves their splits until the launch fits a wave of
+    # what the table says an SM holds, the fewest of the models' builds.
+    rows = compiled_all("--model", "llama3-8b", "gpt-oss", "llama3-70b-tp8", "--qlen", "1", "4",
+                        "8", "--batch", "uniform", tool="inspect_gqa.py")  # fmt: skip
+    assert len(rows) == 9
+    fewest = {}
+    for row in rows:
+        head_dim = 64 if row["model"] == "gpt-oss" else 128
+        assert (row["schedule"], row["stages"], row["prefetch"]) == ("uniform", 3, True), row
+        assert row["waves"] <= 1 and row["stack_bytes"] == 0, row
+        key = (row["block_h"], head_dim)
+        fewest[key] = min(fewest.get(key, row["per_sm"]), row["per_sm"])
+    for (block_h, head_dim), per_sm in fewest.items():
+        assert gqa_long_split_residency(block_h, head_dim, 2) == per_sm, (block_h, head_dim)

@@ -139,31 +139,42 @@ def test_balanced_default_tile_over_any_page_size(page_size, q_heads, kv_heads, 
     check(case, plan=plan, sinks=case.sinks, window_left=5000, logit_cap=30.0)
 
 
-@pytest.mark.parametrize("page_size", [1, 16, 256])
-@pytest.mark.parametrize("qlen", [1, 2])
-def test_uniform_one_kv_head_takes_the_balanced_tile(page_size, qlen):
-    # One 131,072-key request of llama3-70b-tp8 (one kv head): 256 uniform splits of 8 blocks
-    # on the balanced tile (3 stages, page ids a block ahead; docs/perf.md session 29), then
-    # replayed from a CUDA graph with the request shortened to a length that ends mid-page.
-    lengths = [131072]
-    case = random_gqa_case(lengths, 8, 1, 128, qlen=qlen, page_size=page_size,
+LONG_SPLIT_CASES = [
+    # (lengths, q heads, kv heads, head dim, qlen, page size, block_n)
+    *[([131072], 8, 1, 128, qlen, page, 64) for page in (1, 16, 256) for qlen in (1, 2)],
+    ([131072], 8, 1, 128, 4, 16, 64),  # 32 rows
+    ([65536] * 2, 8, 1, 128, 8, 256, 64),  # 64 rows, half the planner's splits
+    ([65536] * 2, 64, 8, 64, 4, 16, 128),  # gpt-oss, 32 rows, half the splits
+    ([16384] * 8, 32, 8, 128, 8, 1, 64),  # llama3-8b, 32 rows at 2 an SM
+]
+
+
+@pytest.mark.parametrize("lengths,q_heads,kv_heads,dim,qlen,page_size,block_n", LONG_SPLIT_CASES)
+def test_uniform_long_splits_take_the_long_split_tile(lengths, q_heads, kv_heads, dim, qlen,
+                                                      page_size, block_n):  # fmt: skip
+    # Uniform splits that stream 8+ key blocks each and launch one wave of the long-split
+    # tile (3 stages, page ids a block ahead; docs/perf.md sessions 29 and 30), on half
+    # the planner's splits where its launch passed that wave; then replayed from a
+    # CUDA graph with the requests shortened to lengths that end mid-page.
+    case = random_gqa_case(lengths, q_heads, kv_heads, dim, qlen=qlen, page_size=page_size,
                            dtype=torch.bfloat16, device="cuda", sinks=True)  # fmt: skip
-    plan = splitkv.plan_decode(1, lengths[0], 8, qlen=qlen, kind="gqa", num_kv_heads=1,
-                               head_dim=128, page_size=page_size, dtype=torch.bfloat16,
-                               device="cuda")  # fmt: skip
+    plan = splitkv.plan_decode(len(lengths), max(lengths), q_heads, qlen=qlen, kind="gqa",
+                               num_kv_heads=kv_heads, head_dim=dim, page_size=page_size,
+                               dtype=torch.bfloat16, device="cuda")  # fmt: skip
     assert (plan.schedule, plan.block_n, plan.split_num_stages, plan.page_prefetch) == (
-        "uniform", 64, 3, True)  # fmt: skip
+        "uniform", block_n, 3, True)  # fmt: skip
     plan.workspace.partial_o.fill_(float("nan"))
     check(case, plan=plan, sinks=case.sinks, logit_cap=30.0)
     q, k, v, table, lens = (t.clone() for t in case.args)
-    out = torch.empty(1, qlen, 8, 128, dtype=torch.bfloat16, device="cuda")
-    lse = torch.empty(1, qlen, 8, device="cuda")
+    out = torch.empty(len(lengths), qlen, q_heads, dim, dtype=torch.bfloat16, device="cuda")
+    lse = torch.empty(len(lengths), qlen, q_heads, device="cuda")
 
     def step():
         splitkv.gqa_decode(q, k, v, table, lens, plan=plan, sinks=case.sinks, out=out, lse=lse)
 
     graph = capture_cuda_graph(step)
-    lens.fill_(100003)
+    shorter = [(n * 3) // 4 + 3 - i for i, n in enumerate(lengths)]
+    lens.copy_(torch.tensor(shorter, dtype=lens.dtype, device="cuda"))
     out.fill_(float("nan"))
     graph.replay()
     torch.cuda.synchronize()

@@ -502,107 +502,41 @@ def test_h200_gqa_balanced_tile_and_grid():
     assert (amd.schedule, amd.block_n, amd.split_num_stages, amd.page_prefetch) == (
         "balanced", 64, 2, False)  # fmt: skip
 
-    # Uniform plans keep their tile, but for splits that launch one wave of the balanced tile
-    # and stream 8 of its blocks each (one kv head at batch 1, docs/perf.md session 29).
+    # Uniform plans take the long-split tile where their launch fits one wave of it (2-3 an
+    # SM), on half the planner's splits if need be, each split streaming 8 blocks to 4 MiB of
+    # K and V (docs/perf.md sessions 29 and 30); elsewhere they keep the uniform tile.
     def tile(p):
-        return p.schedule, p.block_n, p.split_num_stages, p.page_prefetch
+        return p.schedule, p.num_splits, p.block_n, p.split_num_stages, p.page_prefetch
 
-    assert tile(plan([32768] * 8, 32, 8, 128)) == ("uniform", 64, 2, False)
-    assert tile(plan([131072] * 8, 32, 8, 128)) == ("uniform", 64, 2, False)
     for context in (131072, 262144):
-        for qlen in (1, 2):  # 16 rows
-            assert tile(plan([context], 8, 1, 128, qlen=qlen)) == ("uniform", 64, 3, True)
-    assert tile(plan([65536], 8, 1, 128)) == ("uniform", 64, 2, False)  # 4 blocks a split
-    assert tile(plan([131072] * 2, 8, 1, 128)) == ("uniform", 64, 2, False)  # 512 programs
-    assert tile(plan([131072], 32, 8, 128)) == ("uniform", 64, 2, False)  # 8 kv heads
-    assert plan([131072], 8, 1, 128, qlen=4).split_num_stages == 2  # 32 rows: unmeasured
+        for qlen in (1, 2, 4, 8):  # 16, 32 and 64 rows: 256 programs, no halving
+            assert tile(plan([context], 8, 1, 128, qlen=qlen)) == ("uniform", 256, 64, 3, True)
+    assert tile(plan([65536], 8, 1, 128)) == ("uniform", 256, 64, 2, False)  # 4 blocks a split
+    # 512 programs on the planner's splits: half of them, one wave of 256.
+    assert tile(plan([131072] * 2, 8, 1, 128)) == ("uniform", 128, 64, 3, True)
+    assert tile(plan([131072], 32, 8, 128)) == ("uniform", 32, 64, 3, True)  # 8 kv heads
+    assert tile(plan([32768] * 8, 32, 8, 128)) == ("uniform", 4, 64, 3, True)
+    assert tile(plan([65536], 64, 8, 64, qlen=4)) == ("uniform", 32, 128, 3, True)  # 32 rows
+    assert tile(plan([131072], 64, 8, 64, qlen=8)) == ("uniform", 32, 128, 3, True)  # 64 rows
+    # Splits of 16 MiB (and 8 at head dim 64) stream as well on the uniform tile.
+    assert tile(plan([131072] * 8, 32, 8, 128)) == ("uniform", 8, 64, 2, False)
+    assert tile(plan([131072] * 8, 64, 8, 64)) == ("uniform", 8, 128, 2, False)
+    # A caller's split count is kept: the tile only where that launch fits the wave.
+    assert tile(plan([131072] * 2, 8, 1, 128, num_splits=256)) == ("uniform", 256, 64, 2, False)
+    assert tile(plan([131072] * 2, 8, 1, 128, num_splits=64)) == ("uniform", 64, 64, 3, True)
     pinned_tile = plan([131072], 8, 1, 128, page_prefetch=False)
-    assert tile(pinned_tile) == ("uniform", 64, 3, False)
-
-
-def test_auto_schedule_follows_the_lengths():
-    def plan(lengths, **kw):
-        return splitkv.plan_decode(
-            len(lengths), max(lengths), 12, device="meta", device_spec=H200, seq_lens=lengths, **kw
-        )
-
-    # Equal lengths: uniform splits on the Triton tiles and for short requests; on Hopper's
-    # keys-as-rows kernel a batch of long requests takes the program loop (all 132 SMs).
-    assert plan([327600] * 8, warp_specialized=False).schedule == "uniform"
-    assert plan([8192] * 8).schedule == "uniform"
-    assert plan([327600]).schedule == "uniform"
-    looped = plan([327600] * 8)
-    assert (looped.schedule, looped.program_loop, looped.num_programs) == ("balanced", True, 132)
-    assert plan([327600, *range(1, 4096, 88)][:48]).schedule == "balanced"
-    assert plan([1, 63, 64, 65, 4096, 4097, 65536, 327600]).schedule == "balanced"
-    assert plan([327600] + [64] * 7, schedule="uniform").schedule == "uniform"
-    hinted = splitkv.plan_decode(
-        4, 327600, 12, device="meta", device_spec=H200, seq_lens=torch.tensor([327600, 64, 64, 64])
-    )
-    assert hinted.schedule == "balanced"
-    no_hint = splitkv.plan_decode(8, 8192, 12, device="meta", device_spec=H200)
-    assert no_hint.schedule == "uniform"  # without lengths: nothing to balance
-    long_bound = splitkv.plan_decode(8, 327600, 12, device="meta", device_spec=H200)
-    assert long_bound.schedule == "balanced"  # the long-batch rule reads the bound
-    # Equal lengths stay uniform even where the model's wave term favours balanced: one
-    # 32k-token GQA request took 36 us balanced (1,056 programs for 512 blocks).
-    one = splitkv.plan_decode(
-        1, 32768, 8, kind="gqa", page_size=16, device="meta", device_spec=H200, seq_lens=[32768]
-    )
-    assert one.schedule == "uniform"
-    # An explicit split count or grid names its schedule (a num_splits sweep times uniform).
-    ragged = [327600] + [64] * 7
-    assert plan(ragged, num_splits=4).schedule == "uniform"
-    assert plan([327600] * 8, num_programs=264).schedule == "balanced"
-    assert plan(ragged, num_splits=4, num_programs=264).schedule == "balanced"  # both: the model
-    balanced = plan([327600] + [64] * 7)
-    assert balanced.merge_block_s == 64  # 264 programs: a tile of 64 partials per iteration
-    assert balanced.workspace.partial_o.shape == (12, balanced.num_programs + 8, 512)
-
-
-def test_dependent_launch_where_the_device_has_it():
-    hopper = splitkv.plan_decode(8, 4096, 16, device="meta", device_spec=H200)
-    assert hopper.dependent_launch
-    assert not splitkv.plan_decode(8, 4096, 16, device="meta", device_spec=MI355X).dependent_launch
-    assert not splitkv.plan_decode(8, 4096, 16, device="cpu").dependent_launch  # interpreter
-    off = splitkv.plan_decode(8, 4096, 16, device="meta", device_spec=H200, dependent_launch=False)
-    assert not off.dependent_launch
-
-
-def test_h200_mha_fill_rule_keeps_enough_gqa_programs_in_flight():
-    # GQA programs at head dim 128 stream best about 4 per SM (512 on the H200): the uniform
-    # num_splits sweep's best counts (docs/perf.md, v0.2.1, h200_tune_gqa_v0.2.1).
-    assert num_partitions(32, 32768, 8, H200) == 2  # 32 x 8 kv heads x 2 = 512 programs
-    assert num_partitions(8, 32768, 8, H200) == 8
-    assert num_partitions(32, 32768, 32, H200) == 1  # MHA: 1,024 programs already
-    assert num_partitions(32, 32768, 1, H200) == 16  # one kv head: best at 16 (134.5 us)
-    assert num_partitions(1, 131072, 1, H200) == 256  # one kv head, batch 1: the cap binds
-    assert num_partitions(1, 512, 8, H200) == 4  # a split keeps a 128-key planner page
-    # Head dim 64 (gpt-oss) with its 128-key blocks: also 4 per SM (v0.2.2 sweep: best at
-    # 64 / 8 / 4 splits for batch 1 / 8 / 32, h200_gqa_gptoss_splits_v0.2.2b); d 32: 16 per SM.
-    assert num_partitions(1, 32768, 8, H200, head_dim=64) == 64
-    assert num_partitions(8, 32768, 8, H200, head_dim=64) == 8
-    assert num_partitions(32, 32768, 8, H200, head_dim=64) == 2
-    assert num_partitions(8, 32768, 8, H200, head_dim=32) == 32
-
-
-def test_h200_mla_tiles_key_blocks():
-    # The 64-row Gluon tile's alternating consumers take 32-key blocks; without them, 64.
-    for heads, qlen in ((128, 1), (16, 8)):
-        plan = splitkv.plan_decode(8, 68096, heads, qlen=qlen, device="meta", device_spec=H200)
-        assert (plan.block_h, plan.block_n, plan.split_num_stages) == (64, 32, 2)
-        two = splitkv.plan_decode(8, 68096, heads, qlen=qlen, device="meta", device_spec=H200,
-                                  alternate_blocks=False)  # fmt: skip
-        assert (two.block_h, two.block_n, two.split_num_stages) == (64, 64, 2)
-    medium = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200,
-                                 warp_specialized=False)  # fmt: skip
-    assert (medium.block_h, medium.block_n) == (32, 32)
+    assert tile(pinned_tile) == ("uniform", 256, 64, 3, False)
+    assert tile(plan([131072], 8, 1, 128, num_stages=2)) == ("uniform", 256, 64, 2, False)
+    fp32 = plan([131072] * 2, 8, 1, 128, dtype=torch.float32)  # no residency measured
+    assert tile(fp32) == ("uniform", 256, 64, 2, False)
     gluon = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200)
     assert (gluon.block_h, gluon.block_n, gluon.warp_specialized) == (32, 64, True)
-    # GQA's 32- and 64-row tiles: one warpgroup, 4,096 scores an iteration, 4 blocks a split.
-    gqa = splitkv.plan_decode(8, 68096, 64, kind="gqa", device="meta", device_spec=H200)
+    # GQA's 32- and 64-row uniform tiles (the long-split tile set aside by a pinned stage
+    # count): one warpgroup, 4,096 scores an iteration, 4 blocks a split.
+    two = dict(kind="gqa", device="meta", device_spec=H200, num_stages=2)
+    gqa = splitkv.plan_decode(8, 68096, 64, **two)
     assert (gqa.block_h, gqa.block_n, gqa.split_num_warps) == (64, 64, 4)
-    gqa = splitkv.plan_decode(8, 68096, 32, kind="gqa", device="meta", device_spec=H200)
+    gqa = splitkv.plan_decode(8, 68096, 32, **two)
     assert (gqa.block_h, gqa.block_n, gqa.split_num_warps) == (32, 128, 4)
     gqa = splitkv.plan_decode(1, 32768, 8, qlen=4, kind="gqa", device="meta", device_spec=H200)
     assert (gqa.num_splits, gqa.block_h, gqa.block_n) == (256, 32, 32)  # 128 keys a split

@@ -4,6 +4,7 @@ its programs fit an SM at once beside the grid (the waves the launch takes).
 
     python tools/inspect_gqa.py                                  # session 28's batches, qlen 1
     python tools/inspect_gqa.py --model gpt-oss --qlen 4 --batch ragged
+    python tools/inspect_gqa.py --batch uniform --qlen 1 4 8       # the long-split tiles
     python tools/inspect_gqa.py --model llama3-8b --knobs block_n=128 num_stages=2
 
 Plans for the H200 preset on the "meta" device (no allocation); uses the ptxas and cuobjdump
@@ -31,7 +32,9 @@ import splitkv
 from splitkv.bench.shapes import GQA_MODELS, GQA_ONE_LONG, GQA_RAGGED
 from splitkv.kernels.gqa_split import gqa_balanced_kernel, gqa_split_kernel
 
-BATCHES = {"ragged": list(GQA_RAGGED), "one-long": list(GQA_ONE_LONG)}
+# "uniform": two requests of 131,072 keys, which every model's default plans on half its
+# splits with the long-split tile (gqa_tile_rules.gqa_long_split_count).
+BATCHES = {"ragged": list(GQA_RAGGED), "one-long": list(GQA_ONE_LONG), "uniform": [131072] * 2}
 SM_REGISTERS, SM_SHARED, SM_THREADS = 65536, 233472, 2048  # an H100 / H200 SM (sm_90)
 POINTERS = ("q_ptr", "k_ptr", "v_ptr", "page_table_ptr", "seq_lens_ptr", "partial_o_ptr",
             "partial_lse_ptr")  # fmt: skip
@@ -124,7 +127,9 @@ def main() -> None:
     parser.add_argument("--model", nargs="+", default=["llama3-8b", "gpt-oss", "llama3-70b-tp8"],
                         choices=sorted(GQA_MODELS))  # fmt: skip
     parser.add_argument("--qlen", nargs="+", type=int, default=[1])
-    parser.add_argument("--batch", nargs="+", default=sorted(BATCHES), choices=sorted(BATCHES))
+    parser.add_argument(
+        "--batch", nargs="+", default=["one-long", "ragged"], choices=sorted(BATCHES)
+    )
     parser.add_argument("--knobs", nargs="*", type=knob, default=[],
                         help="plan_decode knobs, NAME=VALUE")  # fmt: skip
     parser.add_argument("--maxnreg", type=int, default=None, help="cap registers per thread")

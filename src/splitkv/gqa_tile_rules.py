@@ -55,9 +55,19 @@ def gqa_balanced_tile(block_h: int, head_dim: int, itemsize: int) -> tuple[int, 
     llama3-70b-tp8 qlen 4 49.3 -> 45.4 / 64.8 -> 62.0, llama3-8b qlen 8 288.7 -> 233.4 /
     456.4 -> 363.6, gpt-oss qlen 8 ragged 182.7 -> 138.9, llama3-70b-tp8 qlen 8 ragged 63.2
     -> 47.1."""
-    keys = GQA_BALANCED_BLOCK_BYTES // (2 * next_pow2(head_dim) * itemsize)
+    block_n, stages, prefetch = gqa_long_split_tile(head_dim, itemsize)
     if block_h > MIN_DOT:
-        keys = min(keys, GQA_BALANCED_WIDE_BLOCK_N)
+        block_n = min(block_n, GQA_BALANCED_WIDE_BLOCK_N)
+    return block_n, stages, prefetch
+
+
+def gqa_long_split_tile(head_dim: int, itemsize: int) -> tuple[int, int, bool]:
+    """(block_n, num_stages, page_prefetch) of long uniform GQA splits
+    (`gqa_long_split_count`): the balanced tile's 32 KB key blocks, 3 stages and page ids a
+    block ahead, at every row height (the balanced tile's 64-key cap at 32 and 64 rows does
+    not apply: gpt-oss at qlen 4, 65,536 x 1 on 32 splits, 45.2 us on 128-key blocks, 58.1 on
+    64; docs/perf.md session 30)."""
+    keys = GQA_BALANCED_BLOCK_BYTES // (2 * next_pow2(head_dim) * itemsize)
     return min(256, max(MIN_DOT, prev_pow2(max(1, keys)))), GQA_BALANCED_STAGES, True
 
 
@@ -108,23 +118,54 @@ def gqa_balanced_programs(key_blocks: int, groups: int, wave_per_sm: int, comput
     return programs
 
 
-GQA_UNIFORM_MIN_BLOCKS = 8  # key blocks a uniform split streams before the balanced tile pays
+# Programs of `gqa_long_split_tile`'s uniform kernel an H200 SM holds, by (rows, head dim), in
+# 16-bit types: the fewest of the models' builds (`tools/inspect_gqa.py --batch uniform`, sm_90,
+# checked by tests/test_gqa_compiled.py). 16 rows: 154-156 registers, 70 KB of shared memory;
+# 32 rows: 156 registers at 8 heads x qlen 4 (3 an SM), 194 at 4 heads x qlen 8 (llama3-8b, 2);
+# 64 rows: 186-192 registers, 104-112 KB.
+GQA_LONG_SPLIT_RESIDENCY = {(16, 64): 3, (16, 128): 3, (32, 64): 3, (32, 128): 2, (64, 64): 2,
+                            (64, 128): 2}  # fmt: skip
+GQA_UNIFORM_MIN_BLOCKS = 8  # key blocks a uniform split streams before the long-split tile pays
+GQA_LONG_SPLIT_MAX_BYTES = 4 << 20  # K + V of a split past which the uniform tile streams as well
 
 
-def gqa_uniform_takes_balanced_tile(block_h: int, split_keys: int, programs: int,
-                                    resident: int | None, compute_units: int,
-                                    block_n: int) -> bool:  # fmt: skip
-    """Whether uniform GQA splits take `gqa_balanced_tile`'s tile (3 stages, page ids ahead)
-    instead of the uniform one (2 stages, none ahead): 16-row tiles whose launch (`programs`)
-    fits one wave of what an SM holds of that tile (`resident`) and whose splits stream at
-    least 8 of its key blocks, i.e. the balanced programs' shape. H200 (docs/perf.md session
-    29, llama3-70b-tp8, one kv head, 256 splits): 131,072 x 1 29.0 -> 24.7 us, 262,144 x 1 48.5
-    -> 40.3; 65,536 x 1 (4 blocks a split) 13.6 -> 13.4 and 32,768 x 1 (2) 9.4 -> 9.8 are left
-    out by the block count; grids past the wave lost 9-27% (512 programs: llama3-8b 131,072 x 1
-    128.5 -> 163.4, llama3-70b-tp8 131,072 x 2 42.1 -> 50.4)."""
-    return (
-        block_h == MIN_DOT
-        and resident is not None
-        and programs <= resident * compute_units
-        and split_keys >= GQA_UNIFORM_MIN_BLOCKS * block_n
-    )
+def gqa_long_split_residency(block_h: int, head_dim: int, itemsize: int) -> int | None:
+    """Programs of the long-split tile one SM holds (GQA_LONG_SPLIT_RESIDENCY), or None where
+    it was not compiled (other head dims, 32-bit types)."""
+    if itemsize != 2:
+        return None
+    return GQA_LONG_SPLIT_RESIDENCY.get((block_h, next_pow2(head_dim)))
+
+
+def gqa_long_split_count(num_splits: int, keys: int, programs_a_split: int,
+                         resident: int | None, compute_units: int, block_n: int,
+                         key_bytes: int, may_halve: bool) -> int | None:  # fmt: skip
+    """The split count at which uniform GQA splits take `gqa_long_split_tile`'s tile, or None
+    where they keep the uniform tile (2 stages, no page ids ahead) and `num_splits`. The
+    launch (`num_splits` x `programs_a_split`: requests x kv heads x head blocks) must fit one
+    wave of what an SM holds of that tile (`resident`); where it does not and the split count
+    is the planner's (`may_halve`), the count halves until it does. Each split of the longest
+    request (`keys`) must then stream at least 8 blocks of `block_n` keys and at most 4 MiB of
+    K and V (`key_bytes` a key).
+
+    H200 (docs/perf.md sessions 29 and 30; the defaults launch ~512 programs, the tile holds 2-3
+    an SM, so the launch halves to 256): llama3-70b-tp8 at batch 1 (256 programs, no halving)
+    131,072 x 1 29.0 -> 24.7 us at 16 rows, 30.9 -> 26.8 at 32, 34.1 -> 29.2 at 64; batches of
+    2-8 on half the splits 41.5 -> 39.2 (131,072 x 2, 16 rows), 54.6 -> 44.1 (32 rows), 64.6
+    -> 46.4 (64 rows); llama3-8b 131,072 x 2 258.4 -> 245.5, 65,536 x 4 256.7 -> 245.2, at 32
+    rows 65,536 x 1 88.0 -> 80.5 (32,768 x 8: 310.7 -> 317.6); gpt-oss 131,072 x 2 136.0 ->
+    131.7, at 32 rows 65,536 x 1 62.8 -> 45.2 and 131,072 x 2 213.0 -> 165.3, at 64 rows
+    131,072 x 1 100.1 -> 92.5. Left out: splits of 4 blocks (llama3-70b-tp8 65,536 x 1 13.6 ->
+    13.4) and of 8-16 MiB (131,072 x 8 halved: llama3-8b 1,026 -> 1,065 us at qlen 4, gpt-oss
+    518 -> 583-660 at qlen 1), where 512 uniform programs already stream at ~90% of the ceiling."""
+    if resident is None:
+        return None
+    wave = resident * compute_units
+    splits = num_splits
+    while may_halve and splits > 1 and splits * programs_a_split > wave:
+        splits //= 2
+    split_keys = -(-keys // splits)
+    fits = splits * programs_a_split <= wave
+    long_enough = split_keys >= GQA_UNIFORM_MIN_BLOCKS * block_n
+    short_enough = split_keys * key_bytes <= GQA_LONG_SPLIT_MAX_BYTES
+    return splits if fits and long_enough and short_enough else None

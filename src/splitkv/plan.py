@@ -19,7 +19,9 @@ from splitkv.gqa_tile_rules import (
     gqa_balanced_programs,
     gqa_balanced_residency,
     gqa_balanced_tile,
-    gqa_uniform_takes_balanced_tile,
+    gqa_long_split_count,
+    gqa_long_split_residency,
+    gqa_long_split_tile,
     gqa_wide_tile,
 )
 from splitkv.partition import num_partitions, resident_programs_per_sm
@@ -528,21 +530,33 @@ def plan_decode(
     if loop_defaulted and program_loop and block_h <= MIN_DOT and not warp_specialized:
         program_loop = False
     # Balanced GQA programs take their own tile and grid where the caller left the block shape
-    # to the planner (docs/perf.md session 28), and so do uniform splits shaped like them: one
-    # wave of long splits (session 29).
+    # to the planner (docs/perf.md session 28); uniform splits take the long-split tile where
+    # their launch fits one wave of it, on half the planner's splits if need be (sessions 29
+    # and 30).
     gqa_tile = resident = None
     measured = spec.tunables.gqa_balanced_min_blocks > 0
     tile_free = block_n is None and num_stages is None and not interpreted
-    if kind == "gqa" and tile_free and measured:
-        tile = gqa_balanced_tile(block_h, head_dim_v, dtype.itemsize)
+    if kind == "gqa" and tile_free and measured and balanced:
+        gqa_tile = gqa_balanced_tile(block_h, head_dim_v, dtype.itemsize)
         resident = gqa_balanced_residency(block_h, head_dim_v, dtype.itemsize)
-        uniform_programs = num_splits * batch_size * num_kv_heads * num_head_blocks
-        if balanced or gqa_uniform_takes_balanced_tile(block_h, -(-max_seq_len // num_splits),
-                                                       uniform_programs, resident,
-                                                       spec.compute_units, tile[0]):  # fmt: skip
-            gqa_tile = tile
-            block_n, num_stages = tile[0], tile[1]
-            page_prefetch = tile[2] if page_prefetch is None else page_prefetch
+    elif kind == "gqa" and tile_free and measured:
+        long_tile = gqa_long_split_tile(head_dim_v, dtype.itemsize)
+        long_splits = gqa_long_split_count(
+            num_splits,
+            keys,
+            batch_size * num_kv_heads * num_head_blocks,
+            gqa_long_split_residency(block_h, head_dim_v, dtype.itemsize),
+            spec.compute_units,
+            long_tile[0],
+            2 * head_dim_v * dtype.itemsize,
+            may_halve=default_splits,
+        )
+        if long_splits is not None:
+            gqa_tile, num_splits = long_tile, long_splits
+            grid_order = grid_order_for(num_splits, spec) if default_order else grid_order
+    if gqa_tile:
+        block_n, num_stages = gqa_tile[0], gqa_tile[1]
+        page_prefetch = gqa_tile[2] if page_prefetch is None else page_prefetch
     if default_grid and balanced and not program_loop and gqa_tile:
         key_blocks = sum(-(-min(n, keys) // block_n) for n in lengths or [keys] * batch_size)
         num_programs = gqa_balanced_programs(key_blocks, num_kv_heads * num_head_blocks,
