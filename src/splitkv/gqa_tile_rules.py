@@ -148,16 +148,17 @@ def gqa_long_split_count(num_splits: int, keys: int, programs_a_split: int,
     request (`keys`) must then stream at least 8 blocks of `block_n` keys and at most 4 MiB of
     K and V (`key_bytes` a key).
 
-    H200 (docs/perf.md sessions 29 and 30; the defaults launch ~512 programs, the tile holds 2-3
-    an SM, so the launch halves to 256): llama3-70b-tp8 at batch 1 (256 programs, no halving)
-    131,072 x 1 29.0 -> 24.7 us at 16 rows, 30.9 -> 26.8 at 32, 34.1 -> 29.2 at 64; batches of
-    2-8 on half the splits 41.5 -> 39.2 (131,072 x 2, 16 rows), 54.6 -> 44.1 (32 rows), 64.6
-    -> 46.4 (64 rows); llama3-8b 131,072 x 2 258.4 -> 245.5, 65,536 x 4 256.7 -> 245.2, at 32
-    rows 65,536 x 1 88.0 -> 80.5 (32,768 x 8: 310.7 -> 317.6); gpt-oss 131,072 x 2 136.0 ->
-    131.7, at 32 rows 65,536 x 1 62.8 -> 45.2 and 131,072 x 2 213.0 -> 165.3, at 64 rows
-    131,072 x 1 100.1 -> 92.5. Left out: splits of 4 blocks (llama3-70b-tp8 65,536 x 1 13.6 ->
-    13.4) and of 8-16 MiB (131,072 x 8 halved: llama3-8b 1,026 -> 1,065 us at qlen 4, gpt-oss
-    518 -> 583-660 at qlen 1), where 512 uniform programs already stream at ~90% of the ceiling."""
+    H200 (docs/perf.md sessions 29 and 30, v0.2.31 against v0.2.30; the defaults launch ~512
+    programs, the tile holds 2-3 an SM, so the launch halves to 256): llama3-70b-tp8 at batch
+    1 (256 programs, no halving) 131,072 x 1 28.8 -> 24.2 us at 16 rows, 30.9 -> 26.8 at 32,
+    34.3 -> 29.7 at 64; on half the splits 131,072 x 2 41.7 -> 39.4 (16 rows) and 54.8 -> 44.6
+    (32), 65,536 x 4 63.9 -> 46.0 (64); llama3-8b 131,072 x 2 258.9 -> 245.8, 65,536 x 1 at 32
+    rows 87.7 -> 82.4; gpt-oss at 32 rows 65,536 x 1 62.8 -> 45.2 and 131,072 x 2 213.7 ->
+    167.2, at 64 rows 131,072 x 1 99.9 -> 91.9; lost: 16 rows at batch 1, gpt-oss 131,072 x 1
+    71.8 -> 73.7, llama3-8b 262,144 x 1 254.8 -> 257.0. Left out: splits of 4 blocks
+    (llama3-70b-tp8 65,536 x 1 13.6 -> 13.4) and of 8-16 MiB (131,072 x 8 halved: llama3-8b
+    1,026 -> 1,065 us at qlen 4, gpt-oss 518 -> 583-660 at qlen 1), where 512 uniform programs
+    already stream at ~90% of the ceiling."""
     if resident is None:
         return None
     wave = resident * compute_units
