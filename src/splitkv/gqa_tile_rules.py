@@ -170,3 +170,24 @@ def gqa_long_split_count(num_splits: int, keys: int, programs_a_split: int,
     long_enough = split_keys >= GQA_UNIFORM_MIN_BLOCKS * block_n
     short_enough = split_keys * key_bytes <= GQA_LONG_SPLIT_MAX_BYTES
     return splits if fits and long_enough and short_enough else None
+
+
+def gqa_tile_for(balanced: bool, block_h: int, head_dim: int, itemsize: int, num_splits: int,
+                 keys: int, programs_a_split: int, compute_units: int, may_halve: bool
+                 ) -> tuple[tuple[int, int, bool] | None, int, int | None]:  # fmt: skip
+    """The GQA tile a plan takes where the caller left its block shape to the planner on a
+    measured device: (tile, num_splits, resident). Balanced programs take
+    `gqa_balanced_tile` (resident: `gqa_balanced_residency`, for their grid); uniform splits
+    take `gqa_long_split_tile` where `gqa_long_split_count` gives them a split count, which
+    replaces `num_splits`; else the tile is None (the uniform tile's own rules apply)."""
+    if balanced:
+        tile = gqa_balanced_tile(block_h, head_dim, itemsize)
+        return tile, num_splits, gqa_balanced_residency(block_h, head_dim, itemsize)
+    tile = gqa_long_split_tile(head_dim, itemsize)
+    splits = gqa_long_split_count(num_splits, keys, programs_a_split,
+                                  gqa_long_split_residency(block_h, head_dim, itemsize),
+                                  compute_units, tile[0], 2 * head_dim * itemsize,
+                                  may_halve)  # fmt: skip
+    if splits is None:
+        return None, num_splits, None
+    return tile, splits, None

@@ -15,15 +15,7 @@ import torch
 from splitkv import warp_specialized as ws
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_bool, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
-from splitkv.gqa_tile_rules import (
-    gqa_balanced_programs,
-    gqa_balanced_residency,
-    gqa_balanced_tile,
-    gqa_long_split_count,
-    gqa_long_split_residency,
-    gqa_long_split_tile,
-    gqa_wide_tile,
-)
+from splitkv.gqa_tile_rules import gqa_balanced_programs, gqa_tile_for, gqa_wide_tile
 from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.plan_rules import (
     MAX_SPLITS,
@@ -251,7 +243,11 @@ def plan_decode(
         device: where the workspace lives; default: the current CUDA device, else the CPU.
         kind: "mla" (absorbed latent attention) or "gqa" (GQA, MHA, MQA).
         num_splits, grid_order, merge_block_s, merge_d_split, block_n, num_warps, num_stages:
-            override the heuristic's choice (ablations, tuning).
+            override the heuristic's choice (ablations, tuning). GQA on a measured device
+            (16-bit types): with block_n and num_stages left to the planner, balanced programs
+            take `gqa_balanced_tile` and uniform splits `gqa_long_split_tile` where their launch
+            fits one wave of it, on half the default num_splits if need be
+            (`gqa_long_split_count`); a given num_splits is kept.
         block_h: MLA only: query rows a stage-1 program attends (16, 32 or 64, at most the
             device's `block_m`); default: the request's rows (heads x qlen) rounded up to a
             power of two, at least 16. Larger than the rows, the rest is padding (computed,
@@ -262,7 +258,8 @@ def plan_decode(
             half the warps (`one_wave_merge_slicing`).
         page_prefetch: load the next key block's page ids one iteration ahead, so the KV
             blocks can be double-buffered; default: where the device's tunables measured a gain
-            (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`).
+            (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`; the GQA balanced and
+            long-split tiles).
         latent_chains: MLA only: 2 splits the score dot over the latent dims into two
             independent accumulator chains, 1 keeps one; default: 2 for uniform tiles of 16
             and 32 rows (3-11% faster on the H200, docs/perf.md v0.2.2) and for balanced ones
@@ -536,24 +533,15 @@ def plan_decode(
     gqa_tile = resident = None
     measured = spec.tunables.gqa_balanced_min_blocks > 0
     tile_free = block_n is None and num_stages is None and not interpreted
-    if kind == "gqa" and tile_free and measured and balanced:
-        gqa_tile = gqa_balanced_tile(block_h, head_dim_v, dtype.itemsize)
-        resident = gqa_balanced_residency(block_h, head_dim_v, dtype.itemsize)
-    elif kind == "gqa" and tile_free and measured:
-        long_tile = gqa_long_split_tile(head_dim_v, dtype.itemsize)
-        long_splits = gqa_long_split_count(
-            num_splits,
-            keys,
-            batch_size * num_kv_heads * num_head_blocks,
-            gqa_long_split_residency(block_h, head_dim_v, dtype.itemsize),
-            spec.compute_units,
-            long_tile[0],
-            2 * head_dim_v * dtype.itemsize,
+    if kind == "gqa" and tile_free and measured:
+        splits_before = num_splits
+        gqa_tile, num_splits, resident = gqa_tile_for(
+            balanced, block_h, head_dim_v, dtype.itemsize, num_splits, keys,
+            batch_size * num_kv_heads * num_head_blocks, spec.compute_units,
             may_halve=default_splits,
-        )
-        if long_splits is not None:
-            gqa_tile, num_splits = long_tile, long_splits
-            grid_order = grid_order_for(num_splits, spec) if default_order else grid_order
+        )  # fmt: skip
+        if num_splits != splits_before and default_order:
+            grid_order = grid_order_for(num_splits, spec)
     if gqa_tile:
         block_n, num_stages = gqa_tile[0], gqa_tile[1]
         page_prefetch = gqa_tile[2] if page_prefetch is None else page_prefetch
