@@ -82,9 +82,15 @@ GQA_BALANCED_RESIDENCY = {(16, 64): 3, (16, 128): 3, (32, 64): 4, (32, 128): 2, 
 def gqa_balanced_residency(block_h: int, head_dim: int, itemsize: int) -> int | None:
     """Programs of `gqa_balanced_tile`'s tile one SM holds (GQA_BALANCED_RESIDENCY), or None
     where it was not compiled (other head dims, 32-bit types)."""
+    return _residency(GQA_BALANCED_RESIDENCY, block_h, head_dim, itemsize)
+
+
+def _residency(table: dict, block_h: int, head_dim: int, itemsize: int) -> int | None:
+    """`table`'s entry for a tile: the tables hold 16-bit builds, keyed by (rows, head dim
+    padded to a power of two)."""
     if itemsize != 2:
         return None
-    return GQA_BALANCED_RESIDENCY.get((block_h, next_pow2(head_dim)))
+    return table.get((block_h, next_pow2(head_dim)))
 
 
 def gqa_balanced_programs(key_blocks: int, groups: int, wave_per_sm: int, compute_units: int,
@@ -132,9 +138,7 @@ GQA_LONG_SPLIT_MAX_BYTES = 4 << 20  # K + V of a split past which the uniform ti
 def gqa_long_split_residency(block_h: int, head_dim: int, itemsize: int) -> int | None:
     """Programs of the long-split tile one SM holds (GQA_LONG_SPLIT_RESIDENCY), or None where
     it was not compiled (other head dims, 32-bit types)."""
-    if itemsize != 2:
-        return None
-    return GQA_LONG_SPLIT_RESIDENCY.get((block_h, next_pow2(head_dim)))
+    return _residency(GQA_LONG_SPLIT_RESIDENCY, block_h, head_dim, itemsize)
 
 
 def gqa_long_split_count(num_splits: int, keys: int, programs_a_split: int,
