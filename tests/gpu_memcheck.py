@@ -24,6 +24,23 @@ def gqa_decode_corrupt(gqa, plan, pages: dict, lengths: dict) -> None:
     splitkv.gqa_decode(gqa.q, gqa.k_cache, gqa.v_cache, table, lens, plan=plan)
 
 
+def gqa_default_then_corrupt(lengths: list, heads: tuple, page_size: int, dev: str,
+                             expect: dict, pages: dict, corrupt_lengths: dict) -> None:  # fmt: skip
+    """A GQA batch (`heads`: q heads, kv heads, head dim) on the planner's default for its
+    lengths, whose plan has the fields `expect` names and prefetches page ids: checked against
+    the reference, then decoded with corrupt page ids and lengths (`gqa_decode_corrupt`)."""
+    q_heads, kv_heads, dim = heads
+    gqa = random_gqa_case(lengths, q_heads, kv_heads, dim, page_size=page_size,
+                          dtype=torch.bfloat16, device=dev)  # fmt: skip
+    plan = splitkv.plan_decode(len(lengths), max(lengths), q_heads, kind="gqa",
+                               num_kv_heads=kv_heads, head_dim=dim, page_size=page_size,
+                               device=dev, seq_lens=lengths)  # fmt: skip
+    assert plan.page_prefetch and all(getattr(plan, k) == v for k, v in expect.items()), plan
+    out, lse = splitkv.gqa_decode(*gqa.args, plan=plan)
+    check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args))
+    gqa_decode_corrupt(gqa, plan, pages, corrupt_lengths)
+
+
 def main() -> None:
     torch.manual_seed(0)
     dev = "cuda"
@@ -197,39 +214,19 @@ def main() -> None:
     check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args, window_left=100))
     # The balanced 16-row GQA default tile (3 stages, page ids a block ahead) over one-key and
     # 256-key pages, then corrupt lengths and page ids.
-    for page_size, (q_heads, kv_heads, dim) in [(1, (8, 1, 128)), (256, (64, 8, 64))]:
-        ragged = [1, 63, 700, 3000, 5]
-        gqa = random_gqa_case(ragged, q_heads, kv_heads, dim, page_size=page_size,
-                              dtype=torch.bfloat16, device=dev)  # fmt: skip
-        plan = splitkv.plan_decode(len(ragged), 3000, q_heads, kind="gqa", num_kv_heads=kv_heads,
-                                   head_dim=dim, page_size=page_size, device=dev,
-                                   seq_lens=ragged)  # fmt: skip
-        assert plan.schedule == "balanced" and plan.page_prefetch, plan
-        out, lse = splitkv.gqa_decode(*gqa.args, plan=plan)
-        check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args))
-        gqa_decode_corrupt(gqa, plan, {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})
-    # The uniform one-kv-head default on the balanced tile (256 splits of 512 keys, 3 stages,
-    # page ids a block ahead; docs/perf.md session 29) over one-key and 256-key pages, then
-    # corrupt lengths and page ids.
+    ragged = [1, 63, 700, 3000, 5]
+    for page_size, heads in [(1, (8, 1, 128)), (256, (64, 8, 64))]:
+        gqa_default_then_corrupt(ragged, heads, page_size, dev, {"schedule": "balanced"},
+                                 {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})  # fmt: skip
+    # Uniform splits on the long-split tile (3 stages, page ids a block ahead; docs/perf.md
+    # sessions 29 and 30): one kv head on 256 splits of 512 keys over one-key and 256-key
+    # pages, and 8 kv heads on half the planner's splits (4 x 8,192: 8 splits of 16 blocks).
+    long_split = {"schedule": "uniform", "split_num_stages": 3}
     for page_size in (1, 256):
-        gqa = random_gqa_case([131072], 8, 1, 128, page_size=page_size, dtype=torch.bfloat16,
-                              device=dev)  # fmt: skip
-        plan = splitkv.plan_decode(1, 131072, 8, kind="gqa", num_kv_heads=1, head_dim=128,
-                                   page_size=page_size, device=dev)  # fmt: skip
-        assert (plan.schedule, plan.split_num_stages, plan.page_prefetch) == (
-            "uniform", 3, True), plan  # fmt: skip
-        out, lse = splitkv.gqa_decode(*gqa.args, plan=plan)
-        check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args))
-        gqa_decode_corrupt(gqa, plan, {(0, 7): 1 << 30, (0, -1): -5}, {0: 1 << 30})
-    # Half the planner's splits on the long-split tile (8 kv heads, 4 x 8,192: 8 splits of 16
-    # blocks; docs/perf.md session 30), over one-key pages.
-    gqa = random_gqa_case([8192] * 4, 32, 8, 128, page_size=1, dtype=torch.bfloat16, device=dev)
-    plan = splitkv.plan_decode(4, 8192, 32, kind="gqa", num_kv_heads=8, head_dim=128,
-                               page_size=1, device=dev)  # fmt: skip
-    assert (plan.num_splits, plan.split_num_stages, plan.page_prefetch) == (8, 3, True), plan
-    out, lse = splitkv.gqa_decode(*gqa.args, plan=plan)
-    check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args))
-    gqa_decode_corrupt(gqa, plan, {(1, 5): 1 << 30, (3, -1): -5}, {2: 1 << 30})
+        gqa_default_then_corrupt([131072], (8, 1, 128), page_size, dev, long_split,
+                                 {(0, 7): 1 << 30, (0, -1): -5}, {0: 1 << 30})  # fmt: skip
+    gqa_default_then_corrupt([8192] * 4, (32, 8, 128), 1, dev, {**long_split, "num_splits": 8},
+                             {(1, 5): 1 << 30, (3, -1): -5}, {2: 1 << 30})  # fmt: skip
     states = torch.randn(5, 7, 12, 512, device=dev, dtype=torch.bfloat16)
     state_lses = torch.randn(5, 7, 12, device=dev)
     state_lses[2] = float("-inf")
