@@ -529,6 +529,85 @@ def test_h200_gqa_balanced_tile_and_grid():
     assert tile(plan([131072], 8, 1, 128, num_stages=2)) == ("uniform", 256, 64, 2, False)
     fp32 = plan([131072] * 2, 8, 1, 128, dtype=torch.float32)  # no residency measured
     assert tile(fp32) == ("uniform", 256, 64, 2, False)
+
+
+def test_auto_schedule_follows_the_lengths():
+    def plan(lengths, **kw):
+        return splitkv.plan_decode(
+            len(lengths), max(lengths), 12, device="meta", device_spec=H200, seq_lens=lengths, **kw
+        )
+
+    # Equal lengths: uniform splits on the Triton tiles and for short requests; on Hopper's
+    # keys-as-rows kernel a batch of long requests takes the program loop (all 132 SMs).
+    assert plan([327600] * 8, warp_specialized=False).schedule == "uniform"
+    assert plan([8192] * 8).schedule == "uniform"
+    assert plan([327600]).schedule == "uniform"
+    looped = plan([327600] * 8)
+    assert (looped.schedule, looped.program_loop, looped.num_programs) == ("balanced", True, 132)
+    assert plan([327600, *range(1, 4096, 88)][:48]).schedule == "balanced"
+    assert plan([1, 63, 64, 65, 4096, 4097, 65536, 327600]).schedule == "balanced"
+    assert plan([327600] + [64] * 7, schedule="uniform").schedule == "uniform"
+    hinted = splitkv.plan_decode(
+        4, 327600, 12, device="meta", device_spec=H200, seq_lens=torch.tensor([327600, 64, 64, 64])
+    )
+    assert hinted.schedule == "balanced"
+    no_hint = splitkv.plan_decode(8, 8192, 12, device="meta", device_spec=H200)
+    assert no_hint.schedule == "uniform"  # without lengths: nothing to balance
+    long_bound = splitkv.plan_decode(8, 327600, 12, device="meta", device_spec=H200)
+    assert long_bound.schedule == "balanced"  # the long-batch rule reads the bound
+    # Equal lengths stay uniform even where the model's wave term favours balanced: one
+    # 32k-token GQA request took 36 us balanced (1,056 programs for 512 blocks).
+    one = splitkv.plan_decode(
+        1, 32768, 8, kind="gqa", page_size=16, device="meta", device_spec=H200, seq_lens=[32768]
+    )
+    assert one.schedule == "uniform"
+    # An explicit split count or grid names its schedule (a num_splits sweep times uniform).
+    ragged = [327600] + [64] * 7
+    assert plan(ragged, num_splits=4).schedule == "uniform"
+    assert plan([327600] * 8, num_programs=264).schedule == "balanced"
+    assert plan(ragged, num_splits=4, num_programs=264).schedule == "balanced"  # both: the model
+    balanced = plan([327600] + [64] * 7)
+    assert balanced.merge_block_s == 64  # 264 programs: a tile of 64 partials per iteration
+    assert balanced.workspace.partial_o.shape == (12, balanced.num_programs + 8, 512)
+
+
+def test_dependent_launch_where_the_device_has_it():
+    hopper = splitkv.plan_decode(8, 4096, 16, device="meta", device_spec=H200)
+    assert hopper.dependent_launch
+    assert not splitkv.plan_decode(8, 4096, 16, device="meta", device_spec=MI355X).dependent_launch
+    assert not splitkv.plan_decode(8, 4096, 16, device="cpu").dependent_launch  # interpreter
+    off = splitkv.plan_decode(8, 4096, 16, device="meta", device_spec=H200, dependent_launch=False)
+    assert not off.dependent_launch
+
+
+def test_h200_mha_fill_rule_keeps_enough_gqa_programs_in_flight():
+    # GQA programs at head dim 128 stream best about 4 per SM (512 on the H200): the uniform
+    # num_splits sweep's best counts (docs/perf.md, v0.2.1, h200_tune_gqa_v0.2.1).
+    assert num_partitions(32, 32768, 8, H200) == 2  # 32 x 8 kv heads x 2 = 512 programs
+    assert num_partitions(8, 32768, 8, H200) == 8
+    assert num_partitions(32, 32768, 32, H200) == 1  # MHA: 1,024 programs already
+    assert num_partitions(32, 32768, 1, H200) == 16  # one kv head: best at 16 (134.5 us)
+    assert num_partitions(1, 131072, 1, H200) == 256  # one kv head, batch 1: the cap binds
+    assert num_partitions(1, 512, 8, H200) == 4  # a split keeps a 128-key planner page
+    # Head dim 64 (gpt-oss) with its 128-key blocks: also 4 per SM (v0.2.2 sweep: best at
+    # 64 / 8 / 4 splits for batch 1 / 8 / 32, h200_gqa_gptoss_splits_v0.2.2b); d 32: 16 per SM.
+    assert num_partitions(1, 32768, 8, H200, head_dim=64) == 64
+    assert num_partitions(8, 32768, 8, H200, head_dim=64) == 8
+    assert num_partitions(32, 32768, 8, H200, head_dim=64) == 2
+    assert num_partitions(8, 32768, 8, H200, head_dim=32) == 32
+
+
+def test_h200_mla_tiles_key_blocks():
+    # The 64-row Gluon tile's alternating consumers take 32-key blocks; without them, 64.
+    for heads, qlen in ((128, 1), (16, 8)):
+        plan = splitkv.plan_decode(8, 68096, heads, qlen=qlen, device="meta", device_spec=H200)
+        assert (plan.block_h, plan.block_n, plan.split_num_stages) == (64, 32, 2)
+        two = splitkv.plan_decode(8, 68096, heads, qlen=qlen, device="meta", device_spec=H200,
+                                  alternate_blocks=False)  # fmt: skip
+        assert (two.block_h, two.block_n, two.split_num_stages) == (64, 64, 2)
+    medium = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200,
+                                 warp_specialized=False)  # fmt: skip
+    assert (medium.block_h, medium.block_n) == (32, 32)
     gluon = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200)
     assert (gluon.block_h, gluon.block_n, gluon.warp_specialized) == (32, 64, True)
     # GQA's 32- and 64-row uniform tiles (the long-split tile set aside by a pinned stage
