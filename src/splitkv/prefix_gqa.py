@@ -167,5 +167,20 @@ def gqa_plans_for(
                          **tiles)  # fmt: skip
     stacked = None
     if rows is not None:
-        stacked = plan_decode(rows.num_chunks, rows.tokens, rows.width, **gqa, **tiles)
+        stacked = plan_decode(rows.num_chunks, rows.tokens, rows.width, **gqa, **tiles,
+                              **stacked_schedule(rows.chunk_tokens))  # fmt: skip
     return prefix.keep_passes(key, (suffix, stacked), q)
+
+
+def stacked_schedule(chunk_tokens: Sequence[int]) -> dict:
+    """The prefix pass's schedule from its chunks' prefix lengths (host integers, fixed for the
+    plan). Chunks of different lengths take the balanced schedule: planned as uniform splits
+    of the longest, the shorter chunks' programs idle while the long-split rule has cut the
+    launch to one wave (gpt-oss's 6-group mix at v0.2.31: 380.2 us, balanced 254.3; llama3-8b
+    474.9 -> 447.9, llama3-70b-tp8 100.5 -> 94.6; docs/perf.md, session 31). Chunks of one
+    length keep the planner's uniform splits, which beat the balanced schedule by 15% on
+    llama3-8b's and gpt-oss's single chunk of 8 x 131,072 sharing 122,880."""
+    lengths = list(chunk_tokens)
+    if len(set(lengths)) > 1:
+        return {"seq_lens": lengths, "schedule": "balanced"}
+    return {"seq_lens": lengths}

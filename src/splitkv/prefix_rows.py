@@ -22,6 +22,7 @@ class PrefixRows:
     scatter: torch.Tensor  # [batch * rows_per_request] int64: the chunk row of each query row
     first: torch.Tensor  # [num_chunks] int64: the member whose table row the chunk reads
     lens: torch.Tensor  # [num_chunks] int32: the chunk's prefix length in keys
+    chunk_tokens: tuple[int, ...] = ()  # the same lengths as host ints, for the pass's planner
 
 
 def prefix_rows(
@@ -59,16 +60,16 @@ def prefix_rows(
                 stacked = (c * kv_heads + h) * width + r - start
                 gather[stacked] = row
                 scatter[row] = stacked
+    chunk_tokens = tuple(groups[g][1] * page_size for g, _, _ in chunks)
     return PrefixRows(
         num_chunks=len(chunks),
         width=kv_heads * width,
-        tokens=max(groups[g][1] for g, _, _ in chunks) * page_size,
+        tokens=max(chunk_tokens),
         gather=torch.tensor(gather, device=device),
         scatter=torch.tensor(scatter, device=device),
         first=torch.tensor([groups[g][0][0] for g, _, _ in chunks], device=device),
-        lens=torch.tensor(
-            [groups[g][1] * page_size for g, _, _ in chunks], dtype=torch.int32, device=device
-        ),
+        lens=torch.tensor(chunk_tokens, dtype=torch.int32, device=device),
+        chunk_tokens=chunk_tokens,
     )
 
 
