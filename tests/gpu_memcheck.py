@@ -105,6 +105,20 @@ def main() -> None:
     lens[0] = 1 << 30
     lens[3] = -7
     splitkv.mla_decode_shared_prefix(case.q, case.kv_cache, case.page_table, lens, groups)
+    # The GQA cascade: two groups of different prefix lengths (the stacked pass on the
+    # balanced schedule, v0.2.32), a member ending inside its prefix, sinks; corrupt lengths.
+    gqa = random_gqa_case([150, 70, 30, 200, 90], 8, 2, 64, qlen=2, page_size=16,
+                          dtype=torch.bfloat16, device=dev, sinks=True,
+                          prefix_groups=[([0, 1, 2], 48), ([3, 4], 32)])  # fmt: skip
+    groups = [([0, 1, 2], 3), ([3, 4], 2)]
+    out, lse = splitkv.gqa_decode_shared_prefix(*gqa.args, groups, sinks=gqa.sinks, validate=True)
+    ref = splitkv.reference.gqa_decode(*gqa.args, sinks=gqa.sinks)
+    check_against_reference(out, lse, *ref)
+    lens = gqa.seq_lens.clone()
+    lens[0] = 1 << 30
+    lens[3] = -7
+    splitkv.gqa_decode_shared_prefix(gqa.q, gqa.k_cache, gqa.v_cache, gqa.page_table, lens,
+                                     groups, sinks=gqa.sinks)  # fmt: skip
     # The balanced schedule (one program per piece slot) and merge_states, corrupt lengths too.
     lengths = [1, 63, 64, 65, 4096, 0, 2]
     case = random_mla_case(lengths, 12, page_size=64, dtype=torch.bfloat16, device=dev)
