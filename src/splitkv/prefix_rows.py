@@ -17,12 +17,16 @@ class PrefixRows:
 
     num_chunks: int
     width: int  # rows a chunk holds (the widest chunk's; the rest padding, dropped)
-    tokens: int  # the longest prefix, in keys
+    chunk_tokens: tuple[int, ...]  # each chunk's prefix length in keys (host ints)
     gather: torch.Tensor  # [num_chunks * width] int64: the query row each chunk row holds
     scatter: torch.Tensor  # [batch * rows_per_request] int64: the chunk row of each query row
     first: torch.Tensor  # [num_chunks] int64: the member whose table row the chunk reads
-    lens: torch.Tensor  # [num_chunks] int32: the chunk's prefix length in keys
-    chunk_tokens: tuple[int, ...] = ()  # the same lengths as host ints, for the pass's planner
+    lens: torch.Tensor  # [num_chunks] int32: chunk_tokens on the device
+
+    @property
+    def tokens(self) -> int:
+        """The longest prefix, in keys."""
+        return max(self.chunk_tokens)
 
 
 def prefix_rows(
@@ -64,12 +68,11 @@ def prefix_rows(
     return PrefixRows(
         num_chunks=len(chunks),
         width=kv_heads * width,
-        tokens=max(chunk_tokens),
+        chunk_tokens=chunk_tokens,
         gather=torch.tensor(gather, device=device),
         scatter=torch.tensor(scatter, device=device),
         first=torch.tensor([groups[g][0][0] for g, _, _ in chunks], device=device),
         lens=torch.tensor(chunk_tokens, dtype=torch.int32, device=device),
-        chunk_tokens=chunk_tokens,
     )
 
 
