@@ -41,6 +41,19 @@ def gqa_default_then_corrupt(lengths: list, heads: tuple, page_size: int, dev: s
     gqa_decode_corrupt(gqa, plan, pages, corrupt_lengths)
 
 
+def shared_prefix_then_corrupt(decode, reference, case, groups: list, **kwargs) -> None:
+    """A shared-prefix cascade (`decode`, MLA or GQA) on `case` checked against `reference`,
+    then with corrupt lengths (request 0 past every bound, request 3 negative): the suffix
+    pass's cut lengths and shifted columns must stay clamped."""
+    out, lse = decode(*case.args, groups, validate=True, **kwargs)
+    check_against_reference(out, lse, *reference(*case.args, **kwargs))
+    *inputs, lens = case.args
+    lens = lens.clone()
+    lens[0] = 1 << 30
+    lens[3] = -7
+    decode(*inputs, lens, groups, **kwargs)
+
+
 def main() -> None:
     torch.manual_seed(0)
     dev = "cuda"
@@ -94,31 +107,18 @@ def main() -> None:
         check_against_reference(out, lse, *ref)
         gqa_decode_corrupt(case, None, {(1, 0): -(1 << 30)}, {2: 1 << 30})
     # The shared-prefix cascade: stacked rows, shifted suffix tables, a member ending inside
-    # its prefix, a request in no group; then corrupt lengths (the suffix's cut lengths and
-    # shifted columns stay clamped).
+    # its prefix, a request in no group.
     case = random_mla_case([150, 70, 30, 200, 90], 12, qlen=2, page_size=16, dtype=torch.bfloat16,
                            device=dev, prefix_groups=[([0, 1, 2], 48), ([3], 32)])  # fmt: skip
-    groups = [([0, 1, 2], 3), ([3], 2)]
-    out, lse = splitkv.mla_decode_shared_prefix(*case.args, groups, validate=True)
-    check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
-    lens = case.seq_lens.clone()
-    lens[0] = 1 << 30
-    lens[3] = -7
-    splitkv.mla_decode_shared_prefix(case.q, case.kv_cache, case.page_table, lens, groups)
+    shared_prefix_then_corrupt(splitkv.mla_decode_shared_prefix, splitkv.reference.mla_decode,
+                               case, [([0, 1, 2], 3), ([3], 2)])  # fmt: skip
     # The GQA cascade: two groups of different prefix lengths (the stacked pass on the
-    # balanced schedule, v0.2.32), a member ending inside its prefix, sinks; corrupt lengths.
+    # balanced schedule, v0.2.32), a member ending inside its prefix, sinks.
     gqa = random_gqa_case([150, 70, 30, 200, 90], 8, 2, 64, qlen=2, page_size=16,
                           dtype=torch.bfloat16, device=dev, sinks=True,
                           prefix_groups=[([0, 1, 2], 48), ([3, 4], 32)])  # fmt: skip
-    groups = [([0, 1, 2], 3), ([3, 4], 2)]
-    out, lse = splitkv.gqa_decode_shared_prefix(*gqa.args, groups, sinks=gqa.sinks, validate=True)
-    ref = splitkv.reference.gqa_decode(*gqa.args, sinks=gqa.sinks)
-    check_against_reference(out, lse, *ref)
-    lens = gqa.seq_lens.clone()
-    lens[0] = 1 << 30
-    lens[3] = -7
-    splitkv.gqa_decode_shared_prefix(gqa.q, gqa.k_cache, gqa.v_cache, gqa.page_table, lens,
-                                     groups, sinks=gqa.sinks)  # fmt: skip
+    shared_prefix_then_corrupt(splitkv.gqa_decode_shared_prefix, splitkv.reference.gqa_decode,
+                               gqa, [([0, 1, 2], 3), ([3, 4], 2)], sinks=gqa.sinks)  # fmt: skip
     # The balanced schedule (one program per piece slot) and merge_states, corrupt lengths too.
     lengths = [1, 63, 64, 65, 4096, 0, 2]
     case = random_mla_case(lengths, 12, page_size=64, dtype=torch.bfloat16, device=dev)
