@@ -29,7 +29,11 @@ from splitkv.kernels.split_range import (
 )
 
 
-@triton.jit
+# `batch` is not specialised: Triton compiles an int argument equal to 1 as a constant, and that
+# build of this kernel streamed 2-5% slower at batch 1 on the H200 (gpt-oss 131,072 x 1: 126
+# registers against 114, 73.2 us against 69.3; llama3-8b 262,144 x 1 254.0 against 245.7;
+# docs/perf.md, session 32), so every batch runs the one build that batch 2 runs.
+@triton.jit(do_not_specialize=["batch"])
 def gqa_split_kernel(
     q_ptr,
     k_ptr,
