@@ -177,6 +177,24 @@ def test_a_plan_serves_new_lengths(dtype, device):
         assert passes is first and passes[1] is not None
 
 
+def test_expected_lengths_steer_the_suffix_pass(dtype, device):
+    # Request 2 ends inside the prefix (its whole context in the suffix pass), request 3 is in
+    # no group; the others' suffixes steer the plan (tests/test_shared_prefix_gqa.py has the
+    # GQA form and the bad arguments).
+    lengths = [48 + 100, 48 + 5, 40, 70]
+    case = random_mla_case(lengths, 4, page_size=16, dtype=dtype, device=device,
+                           prefix_groups=[([0, 1, 2], 48)])  # fmt: skip
+    columns = case.page_table.shape[1]
+    prefix = splitkv.plan_shared_prefix([([0, 1, 2], 3)], 4, columns, 16, device,
+                                        seq_lens=lengths)  # fmt: skip
+    check(case, prefix)
+    ((suffix, _),) = prefix.passes.values()
+    want = splitkv.plan_decode(4, columns * 16, 4, page_size=16, dtype=dtype, device=device,
+                               seq_lens=[100, 5, 40, 70])  # fmt: skip
+    assert (suffix.schedule, suffix.num_splits, suffix.num_programs) == (
+        want.schedule, want.num_splits, want.num_programs)  # fmt: skip
+
+
 def test_prefix_rows_stack_members_and_hand_back():
     # Group 0: requests 3 and 1 (3 rows each) cut into chunks of 4 rows; group 1 has no pages
     # (no pass); request 0 and 2 are in no pass (chunk row 0, masked by the caller).

@@ -4,6 +4,7 @@ every grouping, with sinks, a logit cap and qlen > 1; windows and over-wide chun
 plainly."""
 
 import dataclasses
+import functools
 
 import pytest
 import torch
@@ -73,6 +74,44 @@ def test_chunks_of_different_lengths_take_the_balanced_schedule(dtype, device):
         assert stacked.schedule == schedule
     assert stacked_schedule([64, 32]) == {"seq_lens": [64, 32], "schedule": "balanced"}
     assert stacked_schedule((48, 48)) == {"seq_lens": [48, 48]}  # the planner's choice
+
+
+def test_expected_lengths_steer_the_suffix_pass(dtype, device):
+    # Planned for whole tables, the suffix pass cannot see ragged suffixes; given the calls'
+    # lengths it plans on each request's keys after its prefix. Request 2 (qlen 2) ends at its
+    # prefix and request 4 is in no group: both keep their whole context, as on the device.
+    lengths, groups = [130, 100, 64, 90, 60, 33, 45], [([0, 1, 2], 4), ([3, 5], 2)]
+    case = gqa_case(lengths, qlen=2, page_size=16, dtype=dtype, device=device,
+                    prefix_groups=[(m, pages * 16) for m, pages in groups])  # fmt: skip
+    columns = case.page_table.shape[1]
+    prefix = splitkv.plan_shared_prefix(groups, 7, columns, 16, device, seq_lens=lengths)
+    suffixes = [66, 36, 64, 58, 60, 1, 45]
+    assert prefix.suffix_pass_lengths(2, True, columns * 16) == suffixes
+    assert prefix.suffix_pass_lengths(2, False, columns * 16) == lengths  # a plain decode
+    assert prefix.suffix_pass_lengths(2, True, 48) == [48, 48, 48, 16, 48, 1, 45]  # 3 pages
+    check(case, prefix)
+    ((suffix, _),) = prefix.passes.values()
+    want = splitkv.plan_decode(7, columns * 16, 8, qlen=2, kind="gqa", num_kv_heads=2,
+                               head_dim=64, page_size=16, dtype=dtype, device=device,
+                               seq_lens=suffixes)  # fmt: skip
+    assert (suffix.schedule, suffix.num_splits, suffix.num_programs) == (
+        want.schedule, want.num_splits, want.num_programs)  # fmt: skip
+    # The lengths only steer the plan: calls of other lengths decode right with it.
+    other = gqa_case([70, 65, 100, 33, 5, 40, 90], qlen=2, page_size=16, dtype=dtype,
+                     device=device, prefix_groups=[(m, pages * 16) for m, pages in groups],
+                     table_columns=columns, seed=1)  # fmt: skip
+    check(other, prefix)
+
+
+def test_expected_lengths_bad_counts_and_types_named(device):
+    plan = functools.partial(splitkv.plan_shared_prefix, [([0, 1], 2)], 2, 4, 16, device)
+    assert plan(seq_lens=torch.tensor([40, 33])).seq_lens == (40, 33)
+    with pytest.raises(ValueError, match=r"^seq_lens: expected one length a request \(2\)"):
+        plan(seq_lens=[40])
+    with pytest.raises(ValueError, match=r"^seq_lens: "):
+        plan(seq_lens=[40, 65])  # past the table's 4 pages of 16
+    with pytest.raises(TypeError, match=r"^seq_lens: "):
+        plan(seq_lens=torch.tensor([40.0, 33.0]))
 
 
 def test_chunks_hold_whole_members_of_every_kv_head(dtype, device, monkeypatch):

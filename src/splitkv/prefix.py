@@ -39,7 +39,7 @@ from splitkv.plan import (
     max_heads_for,
     plan_decode,
 )
-from splitkv.plan_rules import block_h_for
+from splitkv.plan_rules import block_h_for, host_lengths
 from splitkv.prefix_rows import PrefixRows, chunk_layout, chunk_width, prefix_rows
 
 # The cascade's time over the plain path's at equal tile rows, past max_rows (its second pass
@@ -63,6 +63,7 @@ class SharedPrefixPlan:
     device: torch.device
     max_rows: int | None  # query rows a request up to which the cascade always pays (None: any)
     spec: DeviceSpec = field(compare=False, repr=False)  # the device the tiles are sized for
+    seq_lens: tuple[int, ...] = field(default=(), repr=False)  # the calls' expected lengths
     # by (qlen, heads), and ("gqa", qlen, heads, kv heads) for gqa_decode_shared_prefix
     rows: dict = field(default_factory=dict, compare=False, repr=False)
     passes: dict = field(default_factory=dict, compare=False, repr=False)  # by call shape
@@ -120,6 +121,23 @@ class SharedPrefixPlan:
         plain = members * _tile_rows(per_request, self.spec)
         return self._stacked_rows(chunks) * CASCADE_COST <= plain
 
+    def suffix_pass_lengths(self, qlen: int, cascade: bool, max_keys: int) -> list[int] | None:
+        """The lengths that steer the suffix pass's plan (`plan_decode`'s `seq_lens`), from
+        those given to `plan_shared_prefix`: a request's keys after its group's prefix where
+        its query tokens all follow the prefix (as `suffix_rows` decides on the device), else
+        its whole context; every whole context where the call decodes plainly (`cascade`
+        False); none past the call's table (`max_keys`). None where no lengths were given."""
+        if not self.seq_lens:
+            return None
+        lengths = [min(n, max_keys) for n in self.seq_lens]
+        if cascade:
+            for members, pages in self.groups:
+                prefix = pages * self.page_size
+                for b in members:
+                    if 0 < prefix <= lengths[b] - qlen + 1:
+                        lengths[b] -= prefix
+        return lengths
+
     def plans_for(self, q: torch.Tensor, columns: int, rows: PrefixRows | None
                   ) -> tuple[DecodePlan, DecodePlan | None]:  # fmt: skip
         """The suffix and prefix passes' decode plans for calls of q's shape and dtype with
@@ -134,8 +152,9 @@ class SharedPrefixPlan:
         if key in self.passes:
             return self.passes[key]
         suffix = plan_decode(max(batch, 1), columns * self.page_size, heads, qlen=qlen,
-                             page_size=self.page_size, dtype=q.dtype,
-                             device=q.device)  # fmt: skip
+                             page_size=self.page_size, dtype=q.dtype, device=q.device,
+                             seq_lens=self.suffix_pass_lengths(
+                                 qlen, rows is not None, columns * self.page_size))  # fmt: skip
         prefix = None
         if rows is not None:
             # The balanced schedule: on the H200 the stacked rows' pass took 193.6 us against
@@ -165,6 +184,7 @@ def plan_shared_prefix(
     qlen: int = 1,
     num_kv_heads: int | None = None,
     max_rows: int | None = None,
+    seq_lens: Sequence[int] | torch.Tensor | None = None,
     device_spec: DeviceSpec | None = None,
 ) -> SharedPrefixPlan:
     """Check the grouping and put it on the device.
@@ -183,9 +203,18 @@ def plan_shared_prefix(
     160 rows yes, 120 or 128 no), else decodes plainly (the same results). Default: the
     device's measured crossover (`DeviceSpec.tunables.prefix_max_rows`: 64 on the H200),
     else the cascade at any row count.
+    seq_lens: the lengths the calls are expected to have, one a request (host ints or a
+        tensor, read once here), as `plan_decode`'s: they steer the suffix pass's plan, which
+        then sees each request's keys after its prefix (ragged suffixes may take the balanced
+        schedule) instead of planning for whole tables. Calls may have any lengths.
     device_spec: the device the tiles are sized for; default: read off `device`.
     """
     groups = _check_groups(prefix_groups, batch_size, max_pages)
+    lengths = host_lengths(seq_lens, batch_size, max_pages * page_size)
+    if seq_lens is not None and len(lengths) != batch_size:
+        raise ValueError(
+            f"seq_lens: expected one length a request ({batch_size}), got {len(lengths)}"
+        )
     if num_heads is not None:
         kind = "mla" if num_kv_heads is None else "gqa"
         check_int("num_heads", num_heads, 1, max_heads_for(kind))
@@ -211,6 +240,7 @@ def plan_shared_prefix(
         device=torch.device(device),
         max_rows=max_rows,
         spec=spec,
+        seq_lens=tuple(lengths),
     )
     if num_heads is not None and num_kv_heads is not None:
         from splitkv.prefix_gqa import gqa_rows_for  # the GQA cascade builds on this module

@@ -162,8 +162,9 @@ def gqa_plans_for(
         return prefix.passes[key]
     gqa = {"kind": "gqa", "num_kv_heads": call.num_kv_heads, "head_dim": call.head_dim}
     tiles = {"page_size": prefix.page_size, "dtype": q.dtype, "device": q.device}
+    lengths = prefix.suffix_pass_lengths(call.qlen, rows is not None, columns * prefix.page_size)
     suffix = plan_decode(max(call.batch, 1), columns * prefix.page_size, call.num_q_heads,
-                         qlen=call.qlen, window_left=call.window_left, **gqa,
+                         qlen=call.qlen, window_left=call.window_left, seq_lens=lengths, **gqa,
                          **tiles)  # fmt: skip
     stacked = None
     if rows is not None:
