@@ -38,6 +38,7 @@ from splitkv.plan_rules import (
     loop_streams_long_batch,
     merge_partials_per_row,
     merge_streams_for,
+    narrow_gluon_splits,
     next_pow2,
     one_wave_merge_slicing,
     partial_bytes_split_cap,
@@ -560,13 +561,7 @@ def plan_decode(
         # splits, 327k x 8 at 16; ragged 131.8 us with two programs per SM, 116.1 with one;
         # docs/perf.md v0.2.9a).
         if default_splits:
-            # 16-row programs stream a block in ~2.2 us, so fewer, longer splits that leave
-            # up to 30% of the SMs idle beat more waves at 8k x 24-96 (H200: 8k x 24 69.6 ->
-            # 61.0 us); 32-row ones, slower a block, lost 8% that way at 68k (v0.2.9g).
-            fill = spec.tunables.keys_as_rows_wave_fill if block_h == MIN_DOT else None
-            one_per_sm = num_partitions(batch_size, keys, rows, spec, is_mla=True,
-                                        programs_per_sm=1, wave_fill=fill)  # fmt: skip
-            ws_splits = min(ws_splits, one_per_sm)
+            ws_splits = narrow_gluon_splits(ws_splits, batch_size, keys, rows, block_h, spec)
         if default_grid and program_loop:
             num_programs = max(1, spec.compute_units // (num_kv_heads * num_head_blocks))
     keys_as_rows = keys_as_rows_for(keys_as_rows, warp_specialized, block_h)

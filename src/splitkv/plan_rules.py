@@ -13,6 +13,7 @@ from splitkv import warp_specialized as ws
 from splitkv.checks import check_bool, check_int, check_pow2
 from splitkv.device import DeviceSpec
 from splitkv.kernels.merge import SMALL_S
+from splitkv.partition import num_partitions
 
 BALANCED_MERGE_BLOCK_S = 64  # the balanced merge's tile of partials (default_merge_block_s)
 EQUAL_SHARES_MERGE_BLOCK_S = 32  # its least, where every row folds about the same (ditto)
@@ -443,6 +444,21 @@ def partial_bytes_split_cap(key_bytes: int, split_partial_bytes: int) -> int:
     are: the cap's own 36 at 128 rows x 8k x 1 took 19.8 us against 18.4 at 32, the same 32
     splits filled (docs/perf.md session 25)."""
     return prev_pow2(max(1, key_bytes // split_partial_bytes))
+
+
+def narrow_gluon_splits(num_splits: int, batch_size: int, keys: int, rows: int, block_h: int,
+                        spec: DeviceSpec) -> int:  # fmt: skip
+    """The keys-as-rows kernel's default split count for uniform plans, from the Triton tile's
+    (`num_splits`): it holds one program per SM (164-185 KB of shared memory) where the Triton
+    tile of the same height holds two, so its splits fill waves of one per SM; 16-row programs
+    stream a block in ~2.2 us, so fewer, longer splits that leave up to
+    `keys_as_rows_wave_fill` of the SMs idle beat more waves at 8k x 24-96 (H200: 8k x 24 69.6
+    -> 61.0 us); 32-row ones, slower a block, lost 8% that way at 68k (docs/perf.md v0.2.9a,
+    v0.2.9g)."""
+    fill = spec.tunables.keys_as_rows_wave_fill if block_h == MIN_DOT else None
+    one_per_sm = num_partitions(batch_size, keys, rows, spec, is_mla=True, programs_per_sm=1,
+                                wave_fill=fill)  # fmt: skip
+    return min(num_splits, one_per_sm)
 
 
 def host_lengths(seq_lens, batch_size: int, max_seq_len: int) -> list[int]:
