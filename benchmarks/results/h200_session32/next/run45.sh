@@ -3,5 +3,5 @@
 # run46_ragged_schedule.py and ragged_schedule_cases.json to the repository root; carry them.
 steps=()
 steps+=("215:gpu_suite:python3 -m pytest tests -n 12 -q -p no:cacheprovider --durations 5 2>&1 | tail -15")
-steps+=("240:ragged_schedule:python3 run46_ragged_schedule.py")
+steps+=("300:ragged_schedule:python3 run46_ragged_schedule.py")
 bash tools/device_steps.sh "${steps[@]}"

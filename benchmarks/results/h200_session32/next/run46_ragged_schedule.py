@@ -1,9 +1,11 @@
-"""Ragged MLA batches whose schedule the planner's model decides differently once it models the
-keys-as-rows kernel that runs (`schedule_model_fix.patch`, session 32): each timed with the
-default plan, uniform splits and the balanced schedule (CUDA-graph medians in us, two rounds
-alternating), so the rule is chosen from measurements. The 29 cases
-(`ragged_schedule_cases.json`) are those of a 735-batch grid (12-128 heads, qlen 1-4, batches
-2-128 of random lengths up to 1k-68k) whose plans the patch changes."""
+"""Ragged MLA batches whose schedule the planner's model decides differently once it weighs the
+Gluon kernels that run (`schedule_model_fix.patch`, session 32): each timed with the default
+plan, uniform splits and the balanced schedule (CUDA-graph medians in us, two rounds
+alternating), so the rule is chosen from measurements. The first 40 cases
+(`ragged_schedule_cases.json`) are those of `tools/mla_plan_snapshot.py`'s 720 batches (12-128
+heads, qlen 1-4, 2-128 requests of random lengths up to 1k-68k) whose plans the patch changes
+(29 on the 16- and 32-row keys-as-rows tile, 11 on the 64-row tile); the last 12 are
+serving-like batches (lengths 1 to 4k-32k, 12-128 heads) as a check of the default."""
 
 import json
 import os
