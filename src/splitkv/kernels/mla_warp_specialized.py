@@ -277,9 +277,10 @@ def attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start
                     queries_in, queries_free, NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
                     NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
                     RELEASE_QUERIES: gl.constexpr, KEYS_AS_ROWS: gl.constexpr, final=None,
-                    whole=False):  # fmt: skip
+                    whole=False, LAZY_RESCALE: gl.constexpr = False):  # fmt: skip
     """The consumers: `attend_key_blocks_narrow` (keys as wgmma's rows; always for head blocks
-    under 64 rows) or `attend_key_blocks` (query rows as wgmma's rows, 64-row head blocks).
+    under 64 rows; LAZY_RESCALE there) or `attend_key_blocks` (query rows as wgmma's rows,
+    64-row head blocks).
     (Gluon cannot bind a function to a name at compile time, so the choice is this branch.)
     final, whole: a piece (or split) holding its request's every key writes the request's
     output (`mla_keys_as_rows.store_rows`, `gluon_row_store.store_row_half`)."""
@@ -289,7 +290,7 @@ def attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start
                                  head_block, slot_base, split, num_splits, rows_total,
                                  partial_o_ptr, partial_lse_ptr, scale_log2, queries_in,
                                  queries_free, NUM_HEADS, BLOCK_N, NUM_STAGES, WAIT_FOR_QUERIES,
-                                 RELEASE_QUERIES, final, whole)  # fmt: skip
+                                 RELEASE_QUERIES, LAZY_RESCALE, final, whole)  # fmt: skip
     else:
         attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start,
                           num_blocks, first_key, lo_key, hi_key, seq_len, last_key, head_block,
@@ -362,6 +363,7 @@ def mla_warp_specialized_kernel(
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
     WHOLE_OUTPUT: gl.constexpr = False,  # one split: it writes out (and lse) itself, no merge
     WRITE_LSE: gl.constexpr = False,  # WHOLE_OUTPUT: the call asked for the lse
+    LAZY_RESCALE: gl.constexpr = False,  # keys as rows: kernels/mla_keys_as_rows.py
 ):
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
@@ -449,7 +451,7 @@ def mla_warp_specialized_kernel(
                                      head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
                                      partial_lse_ptr, scale_log2, queries_in, queries_free,
                                      NUM_HEADS, BLOCK_N, NUM_STAGES, QUERY_TMA, False,
-                                     KEYS_AS_ROWS, final, WHOLE_OUTPUT)),
+                                     KEYS_AS_ROWS, final, WHOLE_OUTPUT, LAZY_RESCALE)),
                 (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                               table_row, max_pages, lo_key, num_blocks,
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
