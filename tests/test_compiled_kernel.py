@@ -118,18 +118,6 @@ def test_keys_as_rows_kernels_compile(page_size, heads, qlen, block_q, batch):
     assert report["shared_kb"] <= {16: 165, 32: 185, 64: 227}[block_q]
 
 
-@pytest.mark.parametrize("block_q,qlen,batch", [(32, 2, 0), (32, 2, 48), (16, 1, 8), (64, 4, 0),
-                                              (64, 4, 8)])  # fmt: skip
-def test_lazy_softmax_compiles_without_spills_in_the_block_loop(block_q, qlen, batch):
-    # LAZY_RESCALE (warp_specialized.LAZY_RESCALE): the keys-as-rows consumer's lazy maximum
-    # (its redo branch holds no wgmma of its own: still 68) and the 64-row tile's sums at the
-    # end, no spill in either block loop.
-    report = compiled("--warp-specialized", "--heads", "12", "--qlen", str(qlen), "--block-q",
-                      str(block_q), "--balanced-batch", str(batch), "--lazy-rescale")  # fmt: skip
-    assert report["wgmma"] == (68 if block_q < 64 else 44) and report["loop_spills"] == 0
-    assert report["stack_bytes"] <= (48 if batch else 0)
-
-
 @pytest.mark.parametrize("block_q,qlen,batch", [(32, 2, 0), (32, 2, 48), (16, 1, 8)])
 def test_two_consumer_groups_compile(block_q, qlen, batch):
     # consumer_groups=2 on a narrow block: two warpgroups of 8-16 query rows, the same 68

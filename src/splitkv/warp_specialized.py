@@ -24,13 +24,6 @@ CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` co
 # a warpgroup, so their ring holds 4 blocks of 32 keys (the same 144 KB as 2 of 64): two
 # stages free for the copies while two are read.
 ALTERNATE_BLOCKS = True
-# Less of the softmax's work across warps each key block: the keys-as-rows consumer on one
-# warpgroup keeps each row's maximum until a score passes it by more than 2^8
-# (kernels/mla_keys_as_rows.py, `lazy_block_probabilities`: no maximum across the warps and no
-# rescale of O^T on most blocks); the 64-row column-splitting consumer adds its row sums across
-# its warpgroups once, at the end (`attend_key_blocks`' SUMS_AT_END). Under measurement
-# (docs/perf.md session 33).
-LAZY_RESCALE = False
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
@@ -170,7 +163,6 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
         "QLEN": q.shape[1],
         "BLOCK_Q": plan.block_h,
         "KEYS_AS_ROWS": plan.keys_as_rows,
-        "LAZY_RESCALE": LAZY_RESCALE and (plan.consumer_groups == 1 or not plan.keys_as_rows),
         "PAGE_SIZE": page_size,
         "BLOCK_N": plan.block_n,
         "NUM_STAGES": ALTERNATE_STAGES if plan.alternate_blocks else NUM_STAGES,

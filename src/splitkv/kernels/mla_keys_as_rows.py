@@ -32,9 +32,6 @@ from splitkv.kernels.shared_rows import wait_for_key_block
 
 LATENT = gl.constexpr(512)
 HALF = gl.constexpr(256)
-# How far (base 2) a score may pass the running maximum before the lazy step rescales: P up
-# to 256, as FlashAttention-4's lazy rescaling allows.
-LAZY_MARGIN = gl.constexpr(8.0)
 
 
 @gluon.jit
@@ -44,13 +41,13 @@ def attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, r
                              partial_lse_ptr, scale_log2, queries_in, queries_free,
                              NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
                              NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
-                             RELEASE_QUERIES: gl.constexpr, LAZY_RESCALE: gl.constexpr = False,
-                             final=None, whole=False):  # fmt: skip
+                             RELEASE_QUERIES: gl.constexpr, final=None,
+                             whole=False):  # fmt: skip
     """`attend_key_blocks` with the keys as rows: the head block's BLOCK_Q query rows (q_lo's
     rows) as wgmma's N, split between the partition's warpgroups (one for 16-32 rows; two for
     64, each then attending its own 32 rows to the same ring: the softmax reduces over keys,
-    which stay inside a warpgroup, so the two never exchange anything). LAZY_RESCALE (one
-    warpgroup): `lazy_block_probabilities`. `final` and `whole`: `store_rows`."""
+    which stay inside a warpgroup, so the two never exchange anything). `final` and `whole`:
+    `store_rows`."""
     BLOCK_Q: gl.constexpr = q_lo.shape[0]
     GROUPS: gl.constexpr = gl.num_warps() // 4
     # One layout for S^T [64, BLOCK_Q] and O^T's halves [256, BLOCK_Q] (4 reps of 64 rows), so
@@ -64,10 +61,6 @@ def attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, r
         q_lo.dtype, [BLOCK_N, BLOCK_Q],
         gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_Q], q_lo.dtype),
     )  # fmt: skip
-    flags = p_t  # a stand-in without LAZY_RESCALE
-    if LAZY_RESCALE:
-        flags = gl.allocate_shared_memory(gl.int32, [2, gl.num_warps()],
-                                          gl.SwizzledSharedLayout(1, 1, 1, [0]))  # fmt: skip
     rows = gl.arange(0, BLOCK_Q, per_row)
     q_pos = (head_block * BLOCK_Q + rows) // NUM_HEADS
     row_limit = gl.minimum(hi_key, last_key + q_pos + 1)  # keys past it are masked
@@ -99,75 +92,24 @@ def attend_key_blocks_narrow(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, r
             keys = block_key + key_index
             visible = (keys[:, None] >= lo_key) & (keys[:, None] < row_limit[None, :])
             scores = gl.where(visible, scores, float("-inf"))
-        if LAZY_RESCALE:
-            gl.static_assert(GROUPS == 1, "lazy rescaling: one warpgroup")
-            p, l_rows, o_lo, o_hi, m_i = lazy_block_probabilities(scores, m_i, l_rows, o_lo,
-                                                                  o_hi, p_t, flags, j)  # fmt: skip
-        else:
-            m_new = gl.maximum(m_i, gl.max(scores, 0))
-            # A row with nothing visible yet keeps m = -inf: subtract 0 there, not -inf.
-            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-            p = gl.exp2(scores - m_safe[None, :])
-            alpha = gl.exp2(m_i - m_safe)[None, :]
-            l_rows = l_rows * alpha + p
-            m_i = m_new
-            p_t.store(p.to(q_lo.dtype))
-            fence_async_shared()  # P^T, visible to the wgmma
-            gl.thread_barrier()  # from all four warps
-            o_lo = o_lo * alpha
-            o_hi = o_hi * alpha
-        o_lo = warpgroup_mma(k_lo.index(stage).permute((1, 0)), p_t, o_lo, is_async=True)
-        o_hi = warpgroup_mma(k_hi.index(stage).permute((1, 0)), p_t, o_hi, is_async=True)
+        m_new = gl.maximum(m_i, gl.max(scores, 0))
+        # A row with nothing visible yet keeps m = -inf: subtract 0 there, not -inf (no NaN).
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        p = gl.exp2(scores - m_safe[None, :])
+        alpha = gl.exp2(m_i - m_safe)[None, :]
+        l_rows = l_rows * alpha + p
+        m_i = m_new
+        p_t.store(p.to(q_lo.dtype))
+        fence_async_shared()  # P^T, visible to the wgmma
+        gl.thread_barrier()  # from all four warps
+        o_lo = warpgroup_mma(k_lo.index(stage).permute((1, 0)), p_t, o_lo * alpha, is_async=True)
+        o_hi = warpgroup_mma(k_hi.index(stage).permute((1, 0)), p_t, o_hi * alpha, is_async=True)
         o_lo, o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi))
         mbarrier.arrive(empty.index(stage), count=1)
 
     store_rows(m_i, gl.sum(l_rows, 0), o_lo, o_hi, head_block * BLOCK_Q + rows, rows_total,
                num_blocks, (slot_base + rows.to(gl.int64)) * num_splits + split, partial_o_ptr,
                partial_lse_ptr, NUM_HEADS, layout, final, whole)  # fmt: skip
-
-
-@gluon.jit
-def lazy_block_probabilities(scores, m_i, l_rows, o_lo, o_hi, p_t, flags, j):
-    """One block's probabilities P^T into p_t (and published to the wgmma) against the running
-    maximum m_i, kept while no score passes it by more than LAZY_MARGIN: then no maximum
-    crosses the warps and nothing is rescaled (O^T's 128 registers a thread at 32 rows). Each
-    warp writes whether one of its scores passed into `flags` (two rows, by block parity, so a
-    warp still reading one block's cannot see the next's) before the barrier that publishes
-    P^T; after it every warp reads the four alike, so all take the same branch. Only where one
-    passed (each row's first visible keys, and a maximum rising by more than the margin) the
-    block is redone as the eager step: the maximum across the warps, the rescale, P^T again.
-    P stays below 2^LAZY_MARGIN, within bf16 and fp16; the sums and O^T are float32.
-    Returns (p, l_rows, o_lo, o_hi, m_i)."""
-    WARPS: gl.constexpr = gl.num_warps()
-    BLOCK_N: gl.constexpr = scores.shape[0]
-    BLOCK_Q: gl.constexpr = scores.shape[1]
-    # A row with nothing visible yet keeps m = -inf: subtract 0 there, not -inf (no NaN); any
-    # visible score then passes -inf + margin, so its first keys take the eager step.
-    m_safe = gl.where(m_i == float("-inf"), 0.0, m_i)
-    p = gl.exp2(scores - m_safe[None, :])
-    passed = (scores > (m_i + LAZY_MARGIN)[None, :]).to(gl.int32)
-    # The keys are the warps' rows (16 each): reduced inside each warp, no shared memory.
-    per_warp = gl.max(gl.max(gl.reshape(passed, [WARPS, BLOCK_N // WARPS, BLOCK_Q]), 2), 1)
-    flags.index(j % 2).store(per_warp)
-    p_t.store(p.to(p_t.dtype))
-    fence_async_shared()  # P^T, visible to the wgmma
-    gl.thread_barrier()  # P^T and the flags, from all four warps
-    every: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])  # all four, each thread
-    if gl.max(flags.index(j % 2).load(every), 0) > 0:
-        m_new = gl.maximum(m_i, gl.max(scores, 0))
-        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-        p = gl.exp2(scores - m_safe[None, :])
-        alpha = gl.exp2(m_i - m_safe)[None, :]
-        l_rows = l_rows * alpha + p
-        o_lo = o_lo * alpha
-        o_hi = o_hi * alpha
-        m_i = m_new
-        p_t.store(p.to(p_t.dtype))
-        fence_async_shared()
-        gl.thread_barrier()
-    else:
-        l_rows = l_rows + p
-    return p, l_rows, o_lo, o_hi, m_i
 
 
 @gluon.jit

@@ -201,7 +201,7 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
                       queries_in, queries_free, NUM_HEADS: gl.constexpr,
                       BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                       WAIT_FOR_QUERIES: gl.constexpr, RELEASE_QUERIES: gl.constexpr,
-                      final=None, whole=False, SUMS_AT_END: gl.constexpr = False):  # fmt: skip
+                      final=None, whole=False):  # fmt: skip
     """Consumers: the online softmax over the ring's next num_blocks blocks (from ring_start, as
     the producer counts them), then the partial of the split (or piece) at column `split` of the
     row slots from slot_base, `num_splits` columns a row, or, where `whole`, the request's
@@ -213,9 +213,9 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
     Row r (query position q_pos) sees keys [lo_key, min(hi_key, last_key + q_pos + 1)); only
     blocks that reach past a bound pay for the mask. Each block's wgmma finish before its
     softmax: overlapping the softmax with the previous block's P V measured slower (the probe,
-    docs/perf.md session 8). SUMS_AT_END: each row's sum kept per score (16 registers a
-    thread) and added across the two warpgroups once, after the last block, instead of an
-    exchange between them every block."""
+    docs/perf.md session 8). Each row's sum is kept per score (16 registers a thread) and
+    added across the two warpgroups once, after the last block: an exchange between them every
+    block had cost 3-4% at 12 heads x qlen 4 (docs/perf.md session 33)."""
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, BLOCK_N // 2, 16]
     )
@@ -228,8 +228,7 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
     rows, row_limit, unmasked_end, cols = row_key_bounds(head_block, hi_key, last_key, NUM_HEADS,
                                                          BLOCK_M, BLOCK_N, s_layout)  # fmt: skip
     m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, s_rows)
-    l_i = gl.zeros([BLOCK_M], gl.float32, s_rows)
-    l_cols = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)  # SUMS_AT_END
+    l_cols = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
     o_lo = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
     o_hi = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
     if WAIT_FOR_QUERIES:
@@ -250,10 +249,7 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
         p, m_new, m_safe = block_probabilities(scores, m_i, block_key, cols, lo_key, row_limit,
                                                unmasked_end, scale_log2, BLOCK_N)  # fmt: skip
         alpha = gl.exp2(m_i - m_safe)
-        if SUMS_AT_END:
-            l_cols = l_cols * alpha[:, None] + p
-        else:
-            l_i = l_i * alpha + gl.sum(p, 1)
+        l_cols = l_cols * alpha[:, None] + p
         m_i = m_new
         alpha_o = gl.convert_layout(alpha, o_rows)[:, None]
         p_op = gl.convert_layout(p.to(q_lo.dtype), p_layout)
@@ -262,8 +258,7 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
         o_lo, o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi))
         mbarrier.arrive(empty.index(stage), count=1)
 
-    if SUMS_AT_END:
-        l_i = gl.sum(l_cols, 1)
+    l_i = gl.sum(l_cols, 1)
     # The partial (or the request's output): rows that saw no key get out 0 and lse -inf (the
     # merge weighs them 0).
     request_rows = head_block * BLOCK_M + rows
@@ -285,10 +280,9 @@ def attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start
                     queries_in, queries_free, NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
                     NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
                     RELEASE_QUERIES: gl.constexpr, KEYS_AS_ROWS: gl.constexpr, final=None,
-                    whole=False, LAZY_RESCALE: gl.constexpr = False):  # fmt: skip
+                    whole=False):  # fmt: skip
     """The consumers: `attend_key_blocks_narrow` (keys as wgmma's rows; always for head blocks
-    under 64 rows; LAZY_RESCALE there) or `attend_key_blocks` (query rows as wgmma's rows,
-    64-row head blocks; LAZY_RESCALE: its SUMS_AT_END).
+    under 64 rows) or `attend_key_blocks` (query rows as wgmma's rows, 64-row head blocks).
     (Gluon cannot bind a function to a name at compile time, so the choice is this branch.)
     final, whole: a piece (or split) holding its request's every key writes the request's
     output (`mla_keys_as_rows.store_rows`, `gluon_row_store.store_row_half`)."""
@@ -298,14 +292,14 @@ def attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start
                                  head_block, slot_base, split, num_splits, rows_total,
                                  partial_o_ptr, partial_lse_ptr, scale_log2, queries_in,
                                  queries_free, NUM_HEADS, BLOCK_N, NUM_STAGES, WAIT_FOR_QUERIES,
-                                 RELEASE_QUERIES, LAZY_RESCALE, final, whole)  # fmt: skip
+                                 RELEASE_QUERIES, final, whole)  # fmt: skip
     else:
         attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start,
                           num_blocks, first_key, lo_key, hi_key, seq_len, last_key, head_block,
                           slot_base, split, num_splits, rows_total, partial_o_ptr,
                           partial_lse_ptr, scale_log2, queries_in, queries_free, NUM_HEADS,
                           BLOCK_N, NUM_STAGES, WAIT_FOR_QUERIES, RELEASE_QUERIES, final,
-                          whole, LAZY_RESCALE)  # fmt: skip
+                          whole)  # fmt: skip
 
 
 @gluon.jit
@@ -371,7 +365,6 @@ def mla_warp_specialized_kernel(
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
     WHOLE_OUTPUT: gl.constexpr = False,  # one split: it writes out (and lse) itself, no merge
     WRITE_LSE: gl.constexpr = False,  # WHOLE_OUTPUT: the call asked for the lse
-    LAZY_RESCALE: gl.constexpr = False,  # keys as rows: kernels/mla_keys_as_rows.py
 ):
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
@@ -459,7 +452,7 @@ def mla_warp_specialized_kernel(
                                      head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
                                      partial_lse_ptr, scale_log2, queries_in, queries_free,
                                      NUM_HEADS, BLOCK_N, NUM_STAGES, QUERY_TMA, False,
-                                     KEYS_AS_ROWS, final, WHOLE_OUTPUT, LAZY_RESCALE)),
+                                     KEYS_AS_ROWS, final, WHOLE_OUTPUT)),
                 (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                               table_row, max_pages, lo_key, num_blocks,
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
