@@ -95,7 +95,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
                              early_start: bool = False,
                              consumer_groups: int | None = None,
                              merge_streams: int = 0,
-                             alternate_blocks: bool = False, shared_p: int = 0):  # fmt: skip
+                             alternate_blocks: bool = False):  # fmt: skip
     """The warp-specialized Gluon stage 1 (kernels/mla_warp_specialized.py) as the launcher
     builds it (splitkv/warp_specialized.py), bfloat16; with balanced_batch, its balanced
     program loop (kernels/mla_warp_specialized_loop.py) for batches of up to that many, with
@@ -105,7 +105,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     consumer_groups: the plan's (default: as the planner gives a block_q block);
     merge_streams: the uniform kernel raising the merge's split flags for that many merge
     programs a row (0: off); alternate_blocks: the 64-row consumers taking turns
-    (kernels/mla_alternate_blocks.py); shared_p: the 64-row consumer's SHARED_P."""
+    (kernels/mla_alternate_blocks.py)."""
     import torch
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
@@ -136,8 +136,6 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     q_lat, q_rope = ws.query_row_descriptors(q, block_q)
     signature.update({"q_lat_desc": mangle_type(q_lat), "q_rope_desc": mangle_type(q_rope)})
     constants["QUERY_TMA"] = True
-    if shared_p:
-        constants["SHARED_P"] = shared_p
     if merge_streams:
         signature["split_flags_ptr"] = "*i32"
         constants.update({"MERGE_STREAMS": True, "D_SPLIT": merge_streams})
@@ -327,8 +325,6 @@ def main() -> None:
                         "merge programs a row")  # fmt: skip
     parser.add_argument("--alternate-blocks", action="store_true",
                         help="--warp-specialized: the 64-row consumers taking turns")  # fmt: skip
-    parser.add_argument("--shared-p", type=int, default=0,
-                        help="--warp-specialized: the 64-row consumer's SHARED_P")  # fmt: skip
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
@@ -339,7 +335,7 @@ def main() -> None:
                                           args.whole_pieces, not args.no_lse,
                                           args.early_start, args.consumer_groups,
                                           args.merge_streams,
-                                          args.alternate_blocks, args.shared_p)  # fmt: skip
+                                          args.alternate_blocks)  # fmt: skip
         row = {"page_size": args.page_size, "heads": args.heads, "qlen": args.qlen,
                **report(kernel), "setmaxnreg": kernel.asm["ptx"].count("setmaxnreg"),
                "copies_before_wait": copies_before_wait(kernel.asm["ptx"]),

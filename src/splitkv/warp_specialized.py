@@ -24,10 +24,6 @@ CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` co
 # a warpgroup, so their ring holds 4 blocks of 32 keys (the same 144 KB as 2 of 64): two
 # stages free for the copies while two are read.
 ALTERNATE_BLOCKS = True
-# The 64-row column-splitting consumer's P (kernels/mla_warp_specialized.py, attend_key_blocks'
-# SHARED_P): 0 through a layout conversion into registers; 1 from a shared buffer; 2 that and
-# a lazy maximum. Under measurement (docs/perf.md session 33).
-SHARED_P = 0
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
 MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
@@ -167,7 +163,6 @@ def tile_constants(plan, q, page_size, query_descriptors) -> dict:
         "QLEN": q.shape[1],
         "BLOCK_Q": plan.block_h,
         "KEYS_AS_ROWS": plan.keys_as_rows,
-        **({"SHARED_P": SHARED_P} if SHARED_P and not plan.keys_as_rows else {}),
         "PAGE_SIZE": page_size,
         "BLOCK_N": plan.block_n,
         "NUM_STAGES": ALTERNATE_STAGES if plan.alternate_blocks else NUM_STAGES,

@@ -51,8 +51,6 @@ LATENT = gl.constexpr(512)
 ROPE = gl.constexpr(64)
 HALF = gl.constexpr(256)  # a bulk copy's box is at most 256 elements wide: two per latent row
 BLOCK_M = gl.constexpr(64)  # query rows of the wide tile: one warpgroup's wgmma M
-# SHARED_P == 2: how far (base 2) a score may pass the kept maximum before a rescale (P < 256).
-LAZY_MARGIN = gl.constexpr(8.0)
 
 
 @gluon.jit
@@ -203,7 +201,7 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
                       queries_in, queries_free, NUM_HEADS: gl.constexpr,
                       BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                       WAIT_FOR_QUERIES: gl.constexpr, RELEASE_QUERIES: gl.constexpr,
-                      final=None, whole=False, SHARED_P: gl.constexpr = 0):  # fmt: skip
+                      final=None, whole=False):  # fmt: skip
     """Consumers: the online softmax over the ring's next num_blocks blocks (from ring_start, as
     the producer counts them), then the partial of the split (or piece) at column `split` of the
     row slots from slot_base, `num_splits` columns a row, or, where `whole`, the request's
@@ -217,11 +215,7 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
     softmax: overlapping the softmax with the previous block's P V measured slower (the probe,
     docs/perf.md session 8). Each row's sum is kept per score (16 registers a thread) and
     added across the two warpgroups once, after the last block: an exchange between them every
-    block had cost 3-4% at 12 heads x qlen 4 (docs/perf.md session 33).
-
-    SHARED_P (under measurement, docs/perf.md session 33): 1, P goes to the P V wgmma from a
-    shared buffer both warpgroups write their columns of (one barrier), not through a layout
-    conversion into registers; 2, that and the lazy maximum (`lazy_probabilities_64`)."""
+    block had cost 3-4% at 12 heads x qlen 4 (docs/perf.md session 33)."""
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 2], instr_shape=[16, BLOCK_N // 2, 16]
     )
@@ -235,12 +229,6 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
                                                          BLOCK_M, BLOCK_N, s_layout)  # fmt: skip
     m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, s_rows)
     l_cols = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
-    if SHARED_P:
-        p_shared = gl.allocate_shared_memory(
-            q_lo.dtype, [BLOCK_M, BLOCK_N],
-            gl.NVMMASharedLayout.get_default_for([BLOCK_M, BLOCK_N], q_lo.dtype),
-        )  # fmt: skip
-        flags = gl.allocate_shared_memory(gl.int32, [2, 8], gl.SwizzledSharedLayout(1, 1, 1, [0]))
     o_lo = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
     o_hi = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
     if WAIT_FOR_QUERIES:
@@ -258,30 +246,15 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
         if RELEASE_QUERIES:  # noqa: SIM102 (a compile-time branch around a run-time one)
             if j == num_blocks - 1:
                 mbarrier.arrive(queries_free, count=1)
-        if SHARED_P == 2:
-            l_cols, o_lo, o_hi, m_i = lazy_probabilities_64(
-                scores, m_i, l_cols, o_lo, o_hi, p_shared, flags, j, block_key, cols, lo_key,
-                row_limit, unmasked_end, scale_log2, o_rows)  # fmt: skip
-            o_lo = warpgroup_mma(p_shared, k_lo.index(stage), o_lo, is_async=True)
-            o_hi = warpgroup_mma(p_shared, k_hi.index(stage), o_hi, is_async=True)
-        else:
-            p, m_new, m_safe = block_probabilities(scores, m_i, block_key, cols, lo_key,
-                                                   row_limit, unmasked_end, scale_log2,
-                                                   BLOCK_N)  # fmt: skip
-            alpha = gl.exp2(m_i - m_safe)
-            l_cols = l_cols * alpha[:, None] + p
-            m_i = m_new
-            alpha_o = gl.convert_layout(alpha, o_rows)[:, None]
-            if SHARED_P:
-                p_shared.store(p.to(q_lo.dtype))
-                fence_async_shared()  # P, visible to the wgmma
-                gl.thread_barrier()  # both warpgroups' columns
-                o_lo = warpgroup_mma(p_shared, k_lo.index(stage), o_lo * alpha_o, is_async=True)
-                o_hi = warpgroup_mma(p_shared, k_hi.index(stage), o_hi * alpha_o, is_async=True)
-            else:
-                p_op = gl.convert_layout(p.to(q_lo.dtype), p_layout)
-                o_lo = warpgroup_mma(p_op, k_lo.index(stage), o_lo * alpha_o, is_async=True)
-                o_hi = warpgroup_mma(p_op, k_hi.index(stage), o_hi * alpha_o, is_async=True)
+        p, m_new, m_safe = block_probabilities(scores, m_i, block_key, cols, lo_key, row_limit,
+                                               unmasked_end, scale_log2, BLOCK_N)  # fmt: skip
+        alpha = gl.exp2(m_i - m_safe)
+        l_cols = l_cols * alpha[:, None] + p
+        m_i = m_new
+        alpha_o = gl.convert_layout(alpha, o_rows)[:, None]
+        p_op = gl.convert_layout(p.to(q_lo.dtype), p_layout)
+        o_lo = warpgroup_mma(p_op, k_lo.index(stage), o_lo * alpha_o, is_async=True)
+        o_hi = warpgroup_mma(p_op, k_hi.index(stage), o_hi * alpha_o, is_async=True)
         o_lo, o_hi = warpgroup_mma_wait(num_outstanding=0, deps=(o_lo, o_hi))
         mbarrier.arrive(empty.index(stage), count=1)
 
@@ -301,62 +274,13 @@ def attend_key_blocks(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_sta
 
 
 @gluon.jit
-def lazy_probabilities_64(scores, m_i, l_cols, o_lo, o_hi, p_shared, flags, j, block_key, cols,
-                          lo_key, row_limit, unmasked_end, scale_log2,
-                          o_rows: gl.constexpr):  # fmt: skip
-    """SHARED_P == 2: one block's P into p_shared (published to the wgmma) against the running
-    maximum m_i, kept while no score passes it by more than LAZY_MARGIN (P below 2^8): each
-    warp writes whether one of its scores passed into `flags` (a row per block parity) before
-    the barrier that publishes P, and after it all eight warps read the same flags and take
-    the same branch; only a block where one passed is redone as the eager step (the maximum
-    across the two warpgroups, the rescale of O and the sums, P again). Returns (l_cols, o_lo,
-    o_hi, m_i)."""
-    BLOCK_M: gl.constexpr = scores.shape[0]
-    BLOCK_N: gl.constexpr = scores.shape[1]
-    scores = scores * scale_log2
-    if (block_key < lo_key) | (block_key + BLOCK_N > unmasked_end):
-        keys = block_key + cols
-        visible = (keys[None, :] >= lo_key) & (keys[None, :] < row_limit[:, None])
-        scores = gl.where(visible, scores, float("-inf"))
-    # A row with nothing visible yet keeps m = -inf: subtract 0 there (no NaN); any visible
-    # score passes -inf + margin, so a row's first keys take the eager step.
-    m_safe = gl.where(m_i == float("-inf"), 0.0, m_i)
-    p = gl.exp2(scores - m_safe[:, None])
-    passed = (scores > (m_i + LAZY_MARGIN)[:, None]).to(gl.int32)
-    # Warps: 4 along the rows (16 each), 2 along the columns: reduced inside each warp.
-    per_warp = gl.max(gl.max(gl.reshape(passed, [4, BLOCK_M // 4, 2, BLOCK_N // 2]), 3), 1)
-    flags.index(j % 2).store(gl.reshape(per_warp, [8]))
-    p_shared.store(p.to(p_shared.dtype))
-    fence_async_shared()  # P, visible to the wgmma
-    gl.thread_barrier()  # P and the flags, from all eight warps
-    every: gl.constexpr = gl.BlockedLayout([8], [32], [gl.num_warps()], [0])
-    if gl.max(flags.index(j % 2).load(every), 0) > 0:
-        m_new = gl.maximum(m_i, gl.max(scores, 1))
-        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-        p = gl.exp2(scores - m_safe[:, None])
-        alpha = gl.exp2(m_i - m_safe)
-        l_cols = l_cols * alpha[:, None] + p
-        alpha_o = gl.convert_layout(alpha, o_rows)[:, None]
-        o_lo = o_lo * alpha_o
-        o_hi = o_hi * alpha_o
-        m_i = m_new
-        gl.thread_barrier()  # every warp has read the flags and the wgmma ahead has read P
-        p_shared.store(p.to(p_shared.dtype))
-        fence_async_shared()
-        gl.thread_barrier()
-    else:
-        l_cols = l_cols + p
-    return l_cols, o_lo, o_hi, m_i
-
-
-@gluon.jit
 def attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start, num_blocks,
                     first_key, lo_key, hi_key, seq_len, last_key, head_block, slot_base, split,
                     num_splits, rows_total, partial_o_ptr, partial_lse_ptr, scale_log2,
                     queries_in, queries_free, NUM_HEADS: gl.constexpr, BLOCK_N: gl.constexpr,
                     NUM_STAGES: gl.constexpr, WAIT_FOR_QUERIES: gl.constexpr,
                     RELEASE_QUERIES: gl.constexpr, KEYS_AS_ROWS: gl.constexpr, final=None,
-                    whole=False, SHARED_P: gl.constexpr = 0):  # fmt: skip
+                    whole=False):  # fmt: skip
     """The consumers: `attend_key_blocks_narrow` (keys as wgmma's rows; always for head blocks
     under 64 rows) or `attend_key_blocks` (query rows as wgmma's rows, 64-row head blocks).
     (Gluon cannot bind a function to a name at compile time, so the choice is this branch.)
@@ -375,7 +299,7 @@ def attend_any_rows(q_lo, q_hi, q_pe, k_lo, k_hi, k_pe, ready, empty, ring_start
                           slot_base, split, num_splits, rows_total, partial_o_ptr,
                           partial_lse_ptr, scale_log2, queries_in, queries_free, NUM_HEADS,
                           BLOCK_N, NUM_STAGES, WAIT_FOR_QUERIES, RELEASE_QUERIES, final,
-                          whole, SHARED_P)  # fmt: skip
+                          whole)  # fmt: skip
 
 
 @gluon.jit
@@ -441,7 +365,6 @@ def mla_warp_specialized_kernel(
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
     WHOLE_OUTPUT: gl.constexpr = False,  # one split: it writes out (and lse) itself, no merge
     WRITE_LSE: gl.constexpr = False,  # WHOLE_OUTPUT: the call asked for the lse
-    SHARED_P: gl.constexpr = 0,  # the 64-row consumer's P: attend_key_blocks
 ):
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
@@ -529,7 +452,7 @@ def mla_warp_specialized_kernel(
                                      head_block, slot_base, split, num_splits, ROWS, partial_o_ptr,
                                      partial_lse_ptr, scale_log2, queries_in, queries_free,
                                      NUM_HEADS, BLOCK_N, NUM_STAGES, QUERY_TMA, False,
-                                     KEYS_AS_ROWS, final, WHOLE_OUTPUT, SHARED_P)),
+                                     KEYS_AS_ROWS, final, WHOLE_OUTPUT)),
                 (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                               table_row, max_pages, lo_key, num_blocks,
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,

@@ -173,8 +173,7 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                   PIECE_COST: gl.constexpr, QUERY_TMA: gl.constexpr,
                   TIME_PROGRAMS: gl.constexpr, KEYS_AS_ROWS: gl.constexpr,
                   WHOLE_PIECES: gl.constexpr, WRITE_LSE: gl.constexpr,
-                  EARLY_START: gl.constexpr, SHARED_P: gl.constexpr = 0, turns=None,
-                  W: gl.constexpr = 0):  # fmt: skip
+                  EARLY_START: gl.constexpr, turns=None, W: gl.constexpr = 0):  # fmt: skip
     """Consumers: each piece's queries, attention and partial, in the producer's order; with
     WHOLE_PIECES a piece holding its request's every key writes the request's output and lse
     instead (outputs: out, lse and their strides). TIME_PROGRAMS: the time each of
@@ -248,7 +247,7 @@ def attend_pieces(queries, ring, q_ptr, q_strides, seq_lens_ptr, piece_ranges_pt
                                 head_block, head_block * BLOCK_Q, program + request, num_slots,
                                 ROWS, partial_o_ptr, partial_lse_ptr, scale_log2, queries_in,
                                 queries_free, NUM_HEADS, BLOCK_N, NUM_STAGES, False,
-                                QUERY_TMA, KEYS_AS_ROWS, final, whole, SHARED_P)  # fmt: skip
+                                QUERY_TMA, KEYS_AS_ROWS, final, whole)  # fmt: skip
             if TIME_PROGRAMS and LEAD:
                 gl.store(times_ptr + 4 + 3 * piece, global_time())
             pieces += 1
@@ -302,7 +301,6 @@ def mla_warp_specialized_loop_kernel(
     program_times_ptr=None,  # TIME_PROGRAMS: [programs, PROGRAM_TIMES] int64 ns (below)
     TIME_PROGRAMS: gl.constexpr = False,
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
-    SHARED_P: gl.constexpr = 0,  # the 64-row consumer's P: mla_warp_specialized.attend_key_blocks
 ):
     """Program (schedule program, head block), the head block fastest: the head blocks of one
     share read the same keys at about the same time (the second read from L2). TIME_PROGRAMS
@@ -356,14 +354,14 @@ def mla_warp_specialized_loop_kernel(
                                  batch, max_seq_len, program, num_slots, head_block, share,
                                  times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
                                  NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
-                                 WHOLE_PIECES, WRITE_LSE, EARLY_START, 0, turns, 1)),
+                                 WHOLE_PIECES, WRITE_LSE, EARLY_START, turns, 1)),
                 (attend_pieces, (queries, ring, q_ptr,
                                  (stride_q_batch, stride_q_pos, stride_q_head), seq_lens_ptr,
                                  piece_ranges_ptr, partial_o_ptr, partial_lse_ptr, scale_log2,
                                  batch, max_seq_len, program, num_slots, head_block, share,
                                  times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
                                  NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
-                                 WHOLE_PIECES, WRITE_LSE, EARLY_START, 0, turns, 0)),
+                                 WHOLE_PIECES, WRITE_LSE, EARLY_START, turns, 0)),
                 (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                                page_table_ptr, stride_table_batch, seq_lens_ptr, batch,
                                max_pages, head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES,
@@ -382,7 +380,7 @@ def mla_warp_specialized_loop_kernel(
                                  batch, max_seq_len, program, num_slots, head_block, share,
                                  times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
                                  NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
-                                 WHOLE_PIECES, WRITE_LSE, EARLY_START, SHARED_P)),
+                                 WHOLE_PIECES, WRITE_LSE, EARLY_START)),
                 (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
                                page_table_ptr, stride_table_batch, seq_lens_ptr, batch,
                                max_pages, head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES,
