@@ -568,7 +568,39 @@ def test_auto_schedule_follows_the_lengths():
     assert plan(ragged, num_splits=4, num_programs=264).schedule == "balanced"  # both: the model
     balanced = plan([327600] + [64] * 7)
     assert balanced.merge_block_s == 64  # 264 programs: a tile of 64 partials per iteration
+    # The keys-as-rows kernel runs uniform splits on its own, smaller count (2 for 48 requests):
+    # 48 requests of 100-4,000 keys would stream half the longest a program, against even
+    # shares of ~750 keys on its program loop; the model weighs the plan that would run.
+    suffixes = [100 + (3900 * i) // 47 for i in range(48)]
+    assert plan(suffixes, schedule="uniform").num_splits == 2
+    looped = plan(suffixes)
+    assert (looped.schedule, looped.program_loop, looped.num_programs) == ("balanced", True, 132)
     assert balanced.workspace.partial_o.shape == (12, balanced.num_programs + 8, 512)
+
+
+def test_auto_schedule_weighs_the_balanced_schedules_fixed_cost():
+    # Measured on the H200 (docs/perf.md session 34): small ragged batches stream faster on
+    # the Gluon kernels' uniform splits, where the balanced schedule's prologue and longer
+    # merge outweigh its evener shares; where its programs would get one key block or less it
+    # would run on the Triton tile, 1.3-2.3x slower than those splits.
+    def plan(lengths, heads=12, qlen=1, **kw):
+        return splitkv.plan_decode(len(lengths), max(lengths), heads, qlen=qlen, device="meta",
+                                   device_spec=H200, seq_lens=lengths, **kw)  # fmt: skip
+
+    two = plan([16227, 4651])  # 4 blocks a split against ~3.5 blocks a share plus the prologue
+    assert (two.schedule, two.warp_specialized) == ("uniform", True)
+    few = plan([3821, 3754, 2169, 996])  # 168 blocks over 132 programs: one-block shares
+    assert (few.schedule, few.warp_specialized) == ("uniform", True)
+    assert not plan([3821, 3754, 2169, 996], schedule="balanced").warp_specialized
+    many = plan([100 + (32000 * i) // 47 for i in range(48)])  # 48 requests up to 32k
+    assert (many.schedule, many.program_loop) == ("balanced", True)
+    wide = plan([4791, 4230], heads=128, qlen=4)  # 8 head blocks: splits of 19 blocks
+    assert (wide.schedule, wide.program_loop) == ("balanced", True)
+    # GQA keeps the rule it was measured with (sessions 27-28): no fixed cost.
+    gqa = splitkv.plan_decode(5, 3000, 8, kind="gqa", num_kv_heads=1, head_dim=128,
+                              page_size=1, device="meta", device_spec=H200,
+                              seq_lens=[1, 63, 700, 3000, 5])  # fmt: skip
+    assert gqa.schedule == "balanced"
 
 
 def test_dependent_launch_where_the_device_has_it():

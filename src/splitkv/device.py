@@ -47,6 +47,9 @@ class PartitionTunables:
     prefetch_min_split_keys: and never for splits shorter than this.
     balanced_cost: the balanced schedule's stage-1 time per key block relative to uniform
         splits' (it finds its requests and pieces on the device); steers schedule="auto".
+    balanced_fixed_blocks: the balanced schedule's cost beyond its key blocks, in the busiest
+        program's blocks (finding its pieces from the lengths, a merge over more partials);
+        steers schedule="auto" on small batches, where it decides.
     gqa_balanced_min_blocks: balanced GQA programs take the tile `gqa_tile_rules` measured (32 KB
         key blocks in 3 stages, page ids a block ahead) and a grid of at least this many key
         blocks a program; 0 keeps 2 stages of 64-key blocks on one wave (unmeasured devices).
@@ -72,6 +75,7 @@ class PartitionTunables:
     prefetch_split_keys: int = 0
     prefetch_min_split_keys: int = 256
     balanced_cost: float = 1.15
+    balanced_fixed_blocks: float = 0.0
     tma_min_split_keys: int = 0
     gqa_balanced_min_blocks: int = 0
     prefix_max_rows: int | None = None
@@ -196,6 +200,7 @@ _NVIDIA_TUNABLES = PartitionTunables(
     tma_min_split_keys=1024,
     gqa_balanced_min_blocks=10,
     prefix_max_rows=64,
+    balanced_fixed_blocks=2.5,
 )
 TUNED_DIR = Path(__file__).parent / "tuned"  # per-device tables written by `splitkv tune`
 

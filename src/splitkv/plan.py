@@ -467,21 +467,55 @@ def plan_decode(
         gluon_may_run
         and ws.unsupported_reason(balanced=False, program_loop=False, **gluon_config) is None
     )
+    # The Gluon kernels' uniform splits: no more than keep a request's partials within its
+    # key bytes (and, on the keys-as-rows tile, waves of one program an SM, below).
+    ws_splits = num_splits
+    if default_splits:
+        key_bytes = max_seq_len * head_dim_qk * dtype.itemsize
+        ws_splits = min(num_splits, partial_bytes_split_cap(key_bytes, rows * head_dim_v * 4))
     equal_shares = False
     if schedule == "auto":
         schedule = "uniform"
         if lengths:
-            # The model counts 64-key blocks: the unit cancels between the two schedules.
+            # The model counts 64-key blocks: the unit cancels between the two schedules. It
+            # weighs the kernels that would run: on the Gluon kernels, their splits against
+            # their program loop (the keys-as-rows tile's one wave of one program an SM).
+            # Weighed as the Triton tile's, 48 requests of 100-4,000 keys chose 2 splits of
+            # the longest (2,000 keys) over even shares of ~750 (docs/perf.md, session 32).
             unit = block_n or 64
+            model = (num_splits, num_programs, wave)
+            if gluon_may_run and default_grid:
+                splits = ws_splits
+                if block_h in ws.NARROW_BLOCK_H:
+                    if default_splits:
+                        splits = narrow_gluon_splits(splits, batch_size, keys, rows, block_h,
+                                                     spec)  # fmt: skip
+                    one_wave = max(1, spec.compute_units // (num_kv_heads * num_head_blocks))
+                    model = (splits, one_wave, spec.compute_units)
+                else:
+                    model = (splits, num_programs, wave)
             schedule = pick_schedule(
                 lengths,
-                num_splits,
-                num_programs,
+                model[0],
+                model[1],
                 num_kv_heads * num_head_blocks,
-                wave,
+                model[2],
                 unit,
                 spec.tunables.balanced_cost,
+                # Fitted on MLA batches (docs/perf.md session 34); GQA's choice was measured
+                # without it (sessions 27-28).
+                spec.tunables.balanced_fixed_blocks if kind == "mla" else 0.0,
             )
+            # Balanced programs of one key block or less run on the Triton tile (see
+            # `warp_specialized_for` below), 1.4-2x slower than the Gluon kernel's uniform
+            # splits of the same batch (H200, 2-16 requests, docs/perf.md session 34).
+            gluon_uniform = gluon_may_run and default_grid
+            one_block_shares = (
+                program_keys_for(True, total_keys, max_seq_len, num_programs, ws_splits)
+                <= ws.BLOCK_N
+            )
+            if gluon_uniform and one_block_shares:
+                schedule = "uniform"
         # 16-row tiles only: at 32 rows (12 heads x qlen 2) the loop lost 2% at 68k x 8 / 16
         # and tied at 327k (docs/perf.md v0.2.9f).
         narrow_loop = gluon_may_run and block_h == MIN_DOT and program_loop is not False
@@ -502,10 +536,6 @@ def plan_decode(
             f"program_loop: expected the MLA balanced schedule, got kind={kind!r}, "
             f"schedule={schedule!r}"
         )
-    ws_splits = num_splits
-    if default_splits:
-        key_bytes = max_seq_len * head_dim_qk * dtype.itemsize
-        ws_splits = min(num_splits, partial_bytes_split_cap(key_bytes, rows * head_dim_v * 4))
     if dependent_launch is None:
         dependent_launch = spec.dependent_launch and not interpreted
     dependent_launch = bool(dependent_launch)

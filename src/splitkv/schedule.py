@@ -24,17 +24,22 @@ def pick_schedule(
     wave: int,
     block_n: int,
     balanced_cost: float,
+    balanced_fixed: float = 0.0,
 ) -> str:
     """ "balanced" when its modelled time beats uniform splits for these lengths, else "uniform".
 
     programs_per_unit: programs per (request, split) in the uniform grid and per balanced
-    program index (kv heads x head blocks); wave: programs resident at once.
+    program index (kv heads x head blocks); wave: programs resident at once. balanced_fixed:
+    what the balanced schedule costs beyond its blocks, in blocks (its programs find their
+    pieces from the lengths before the first copy, and the merge reads more partials).
 
     >>> pick_schedule([327600] + [2048] * 47, 16, 264, 1, 264, 64, 1.15)
     'balanced'
     >>> pick_schedule([327600] * 8, 32, 264, 1, 264, 64, 1.15)
     'uniform'
     >>> pick_schedule([32768], 64, 1056, 1, 1056, 64, 1.15)  # one request: never balanced
+    'uniform'
+    >>> pick_schedule([16227, 4651], 64, 132, 1, 132, 64, 1.15, 2.0)  # 4 blocks against 5.45
     'uniform'
     """
     blocks = [-(-max(n, 0) // block_n) for n in seq_lens]
@@ -43,5 +48,5 @@ def pick_schedule(
         return "uniform"
     split_blocks = max(-(-b // num_splits) for b in blocks)
     uniform = max(split_blocks, -(-total * programs_per_unit // wave))
-    balanced = balanced_cost * -(-total // num_programs)
+    balanced = balanced_cost * -(-total // num_programs) + balanced_fixed
     return "balanced" if balanced < uniform else "uniform"
