@@ -50,7 +50,7 @@ from splitkv.plan_rules import (
     whole_pieces_for,
     wide_merge_slicing,
 )
-from splitkv.schedule import pick_schedule
+from splitkv.schedule import modelled_schedule
 
 MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks than tested
 # GQA/MHA query heads: a kv head's rows run in head blocks of any count, and the shared-prefix
@@ -477,45 +477,17 @@ def plan_decode(
     if schedule == "auto":
         schedule = "uniform"
         if lengths:
-            # The model counts 64-key blocks: the unit cancels between the two schedules. It
-            # weighs the kernels that would run: on the Gluon kernels, their splits against
-            # their program loop (the keys-as-rows tile's one wave of one program an SM).
-            # Weighed as the Triton tile's, 48 requests of 100-4,000 keys chose 2 splits of
-            # the longest (2,000 keys) over even shares of ~750 (docs/perf.md, session 32).
-            unit = block_n or 64
-            model = (num_splits, num_programs, wave)
+            # The model counts 64-key blocks: the unit cancels between the two schedules.
+            gluon_splits = None
             if gluon_may_run and default_grid:
-                splits = ws_splits
-                if block_h in ws.NARROW_BLOCK_H:
-                    if default_splits:
-                        splits = narrow_gluon_splits(splits, batch_size, keys, rows, block_h,
-                                                     spec)  # fmt: skip
-                    one_wave = max(1, spec.compute_units // (num_kv_heads * num_head_blocks))
-                    model = (splits, one_wave, spec.compute_units)
-                else:
-                    model = (splits, num_programs, wave)
-            schedule = pick_schedule(
-                lengths,
-                model[0],
-                model[1],
-                num_kv_heads * num_head_blocks,
-                model[2],
-                unit,
-                spec.tunables.balanced_cost,
-                # Fitted on MLA batches (docs/perf.md session 34); GQA's choice was measured
-                # without it (sessions 27-28).
-                spec.tunables.balanced_fixed_blocks if kind == "mla" else 0.0,
-            )
-            # Balanced programs of one key block or less run on the Triton tile (see
-            # `warp_specialized_for` below), 1.4-2x slower than the Gluon kernel's uniform
-            # splits of the same batch (H200, 2-16 requests, docs/perf.md session 34).
-            gluon_uniform = gluon_may_run and default_grid
-            one_block_shares = (
-                program_keys_for(True, total_keys, max_seq_len, num_programs, ws_splits)
-                <= ws.BLOCK_N
-            )
-            if gluon_uniform and one_block_shares:
-                schedule = "uniform"
+                gluon_splits = ws_splits
+                if block_h in ws.NARROW_BLOCK_H and default_splits:
+                    gluon_splits = narrow_gluon_splits(ws_splits, batch_size, keys, rows, block_h,
+                                                       spec)  # fmt: skip
+            schedule = modelled_schedule(lengths, num_splits, num_programs,
+                                         num_kv_heads * num_head_blocks, wave, block_n or 64,
+                                         kind=kind, spec=spec, gluon_splits=gluon_splits,
+                                         narrow=block_h in ws.NARROW_BLOCK_H)  # fmt: skip
         # 16-row tiles only: at 32 rows (12 heads x qlen 2) the loop lost 2% at 68k x 8 / 16
         # and tied at 327k (docs/perf.md v0.2.9f).
         narrow_loop = gluon_may_run and block_h == MIN_DOT and program_loop is not False

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from splitkv import warp_specialized as ws
+from splitkv.device import DeviceSpec
+
 
 def pick_schedule(
     seq_lens: Sequence[int],
@@ -50,3 +53,46 @@ def pick_schedule(
     uniform = max(split_blocks, -(-total * programs_per_unit // wave))
     balanced = balanced_cost * -(-total // num_programs) + balanced_fixed
     return "balanced" if balanced < uniform else "uniform"
+
+
+def modelled_schedule(
+    lengths: Sequence[int],
+    num_splits: int,
+    num_programs: int,
+    programs_per_unit: int,
+    wave: int,
+    block_n: int,
+    *,
+    kind: str,
+    spec: DeviceSpec,
+    gluon_splits: int | None = None,
+    narrow: bool = False,
+) -> str:
+    """`plan_decode`'s schedule="auto" where it was given lengths: `pick_schedule` weighing the
+    kernels that would run (H200 measurements: docs/perf.md sessions 32 and 34).
+
+    gluon_splits: the uniform plan runs on a Gluon kernel, with this many splits (the
+    partial-bytes cap; on the keys-as-rows tile, `narrow`, its own smaller count), and its
+    balanced schedule on the program loop (on the keys-as-rows tile one wave of one program an
+    SM). Weighed as the Triton tile's splits, 48 requests of 100-4,000 keys chose 2 splits of
+    the longest (2,000 keys) over even shares of ~750. Balanced programs of one key block or
+    less would run on the Triton tile (`plan_rules.warp_specialized_for`), 1.4-2.3x slower
+    than the Gluon kernel's uniform splits of the same small batches: those stay uniform.
+    The balanced schedule's fixed cost (`balanced_fixed_blocks`) was fitted on MLA batches;
+    GQA's choice was measured without it (sessions 27-28).
+
+    >>> spec = DeviceSpec.preset("h200")
+    >>> modelled_schedule([3821, 3754, 2169, 996], 32, 264, 1, 264, 64, kind="mla", spec=spec,
+    ...                   gluon_splits=32, narrow=True)  # 84 keys a balanced program
+    'uniform'
+    """
+    if gluon_splits is not None:
+        if -(-sum(lengths) // num_programs) <= ws.BLOCK_N:
+            return "uniform"
+        num_splits = gluon_splits
+        if narrow:
+            num_programs = max(1, spec.compute_units // programs_per_unit)
+            wave = spec.compute_units
+    fixed = spec.tunables.balanced_fixed_blocks if kind == "mla" else 0.0
+    return pick_schedule(lengths, num_splits, num_programs, programs_per_unit, wave, block_n,
+                         spec.tunables.balanced_cost, fixed)  # fmt: skip
