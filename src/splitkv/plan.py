@@ -473,21 +473,36 @@ def plan_decode(
     if default_splits:
         key_bytes = max_seq_len * head_dim_qk * dtype.itemsize
         ws_splits = min(num_splits, partial_bytes_split_cap(key_bytes, rows * head_dim_v * 4))
+    if dependent_launch is None:
+        dependent_launch = spec.dependent_launch and not interpreted
+    dependent_launch = bool(dependent_launch)
+    # Whether the Gluon kernel pays, on uniform splits (False) and on the balanced schedule
+    # (True): splits or shares of one 64-key block leave the copies nothing to overlap (16
+    # heads x qlen 4, 8k x 1, 128 splits: 21.0 us against the Triton tile's 20.3; session 8),
+    # unless the prologue and block overlap the kernel ahead (`early_start`; 16 rows, 8k x 1,
+    # 128 splits: 9.1 us against the Triton tile's 11.6; docs/perf.md v0.2.12).
+    gluon_pays = {
+        b: program_keys_for(b, total_keys, max_seq_len, num_programs, ws_splits) > ws.BLOCK_N
+        or early_start_pays_alone(early_start, dependent_launch, b, batch_size * rows, block_h)
+        for b in (False, True)
+    }
     equal_shares = False
     if schedule == "auto":
         schedule = "uniform"
         if lengths:
             # The model counts 64-key blocks: the unit cancels between the two schedules.
+            narrow = block_h in ws.NARROW_BLOCK_H
             gluon_splits = None
             if gluon_may_run and default_grid:
                 gluon_splits = ws_splits
-                if block_h in ws.NARROW_BLOCK_H and default_splits:
+                if narrow and default_splits:
                     gluon_splits = narrow_gluon_splits(ws_splits, batch_size, keys, rows, block_h,
                                                        spec)  # fmt: skip
             schedule = modelled_schedule(lengths, num_splits, num_programs,
                                          num_kv_heads * num_head_blocks, wave, block_n or 64,
                                          kind=kind, spec=spec, gluon_splits=gluon_splits,
-                                         narrow=block_h in ws.NARROW_BLOCK_H)  # fmt: skip
+                                         narrow=narrow,
+                                         balanced_on_gluon=gluon_pays[True])  # fmt: skip
         # 16-row tiles only: at 32 rows (12 heads x qlen 2) the loop lost 2% at 68k x 8 / 16
         # and tied at 327k (docs/perf.md v0.2.9f).
         narrow_loop = gluon_may_run and block_h == MIN_DOT and program_loop is not False
@@ -508,21 +523,10 @@ def plan_decode(
             f"program_loop: expected the MLA balanced schedule, got kind={kind!r}, "
             f"schedule={schedule!r}"
         )
-    if dependent_launch is None:
-        dependent_launch = spec.dependent_launch and not interpreted
-    dependent_launch = bool(dependent_launch)
     warp_specialized = warp_specialized_for(
         warp_specialized,
         pinned=pinned,
-        # Splits of one 64-key block leave the copies nothing to overlap (16 heads x qlen 4,
-        # 8k x 1, 128 splits: 21.0 us against the Triton tile's 20.3; session 8), unless the
-        # split's prologue and block overlap the kernel ahead (`early_start`; 16 rows, 8k x 1,
-        # 128 splits: 9.1 us against the Triton tile's 11.6; docs/perf.md v0.2.12).
-        pays=program_keys_for(balanced, total_keys, max_seq_len, num_programs, ws_splits)
-        > ws.BLOCK_N
-        or early_start_pays_alone(
-            early_start, dependent_launch, balanced, batch_size * rows, block_h
-        ),
+        pays=gluon_pays[balanced],
         balanced=balanced,
         program_loop=program_loop,
         **gluon_config,

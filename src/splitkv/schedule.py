@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from splitkv import warp_specialized as ws
 from splitkv.device import DeviceSpec
 
 
@@ -67,6 +66,7 @@ def modelled_schedule(
     spec: DeviceSpec,
     gluon_splits: int | None = None,
     narrow: bool = False,
+    balanced_on_gluon: bool = True,
 ) -> str:
     """`plan_decode`'s schedule="auto" where it was given lengths: `pick_schedule` weighing the
     kernels that would run (H200 measurements: docs/perf.md sessions 32 and 34).
@@ -75,19 +75,20 @@ def modelled_schedule(
     partial-bytes cap; on the keys-as-rows tile, `narrow`, its own smaller count), and its
     balanced schedule on the program loop (on the keys-as-rows tile one wave of one program an
     SM). Weighed as the Triton tile's splits, 48 requests of 100-4,000 keys chose 2 splits of
-    the longest (2,000 keys) over even shares of ~750. Balanced programs of one key block or
-    less would run on the Triton tile (`plan_rules.warp_specialized_for`), 1.4-2.3x slower
-    than the Gluon kernel's uniform splits of the same small batches: those stay uniform.
+    the longest (2,000 keys) over even shares of ~750. balanced_on_gluon: whether the balanced
+    plan would run on the Gluon kernel too; where it would not (shares of one key block or
+    less: `plan_decode`'s `gluon_pays`), the Triton tile's balanced programs took 1.75x the
+    Gluon kernel's uniform splits' time (median, up to 2.3x; small batches): those stay uniform.
     The balanced schedule's fixed cost (`balanced_fixed_blocks`) was fitted on MLA batches;
     GQA's choice was measured without it (sessions 27-28).
 
     >>> spec = DeviceSpec.preset("h200")
     >>> modelled_schedule([3821, 3754, 2169, 996], 32, 264, 1, 264, 64, kind="mla", spec=spec,
-    ...                   gluon_splits=32, narrow=True)  # 84 keys a balanced program
+    ...                   gluon_splits=32, narrow=True, balanced_on_gluon=False)
     'uniform'
     """
     if gluon_splits is not None:
-        if -(-sum(lengths) // num_programs) <= ws.BLOCK_N:
+        if not balanced_on_gluon:
             return "uniform"
         num_splits = gluon_splits
         if narrow:
