@@ -476,6 +476,13 @@ def test_h200_gqa_balanced_tile_and_grid():
     assert plan(GQA_ONE_LONG, 8, 1, 128).num_programs == 3 * 132 - len(GQA_ONE_LONG)
     few = plan([5, 9, 3], 8, 1, 128, schedule="balanced")
     assert few.num_programs == 132  # few blocks: one an SM
+    # Small batches take at least one wave of programs (session 35): the cascade's suffix
+    # pass of 48 requests of 100-4,000 keys is 1,560 blocks, 132 programs by the 10 blocks
+    # each, filled to the wave; at 8 kv heads, 32 requests would halve a wave of 49 to 17.
+    suffixes = [100 + (3900 * i) // 47 for i in range(48)]
+    assert plan(suffixes, 8, 1, 128).num_programs == 3 * 132 - 48
+    small = [100 + (1900 * i) // 31 for i in range(32)]
+    assert plan(small, 32, 8, 128).num_programs == 3 * 132 // 8
     assert plan(GQA_RAGGED, 32, 8, 256).block_n == 32
     assert plan(GQA_RAGGED, 32, 8, 128, dtype=torch.float32).block_n == 32
     assert plan(GQA_RAGGED, 32, 8, 96).block_n == 64  # the tile's 128 padded columns
