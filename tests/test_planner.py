@@ -483,6 +483,13 @@ def test_h200_gqa_balanced_tile_and_grid():
     assert plan(suffixes, 8, 1, 128).num_programs == 3 * 132 - 48
     small = [100 + (1900 * i) // 31 for i in range(32)]
     assert plan(small, 32, 8, 128).num_programs == 3 * 132 // 8
+    # One kv head: a batch of up to a third of the wave launches one wave however long it is
+    # (327,600 keys beside 47 short: 660 programs of 10 blocks before); 128 requests at 32
+    # rows (a wave of 264) keep the 10-block grid.
+    one_long = [327600, *GQA_ONE_LONG[1:]]
+    assert plan(one_long, 8, 1, 128).num_programs == 3 * 132 - 48
+    assert plan(one_long, 8, 1, 128, qlen=4).num_programs == 2 * 132 - 48
+    assert plan([4000] * 64 + [500] * 64, 8, 1, 128, qlen=4).num_programs == 3 * 132
     assert plan(GQA_RAGGED, 32, 8, 256).block_n == 32
     assert plan(GQA_RAGGED, 32, 8, 128, dtype=torch.float32).block_n == 32
     assert plan(GQA_RAGGED, 32, 8, 96).block_n == 64  # the tile's 128 padded columns

@@ -51,8 +51,9 @@ class PartitionTunables:
         program's blocks (finding its pieces from the lengths, a merge over more partials);
         steers schedule="auto" on small batches, where it decides.
     gqa_balanced_min_blocks: balanced GQA programs take the tile `gqa_tile_rules` measured (32 KB
-        key blocks in 3 stages, page ids a block ahead) and a grid of at least this many key
-        blocks a program; 0 keeps 2 stages of 64-key blocks on one wave (unmeasured devices).
+        key blocks in 3 stages, page ids a block ahead) and a grid of this many key blocks a
+        program (small batches at least a wave of the tile; `gqa_tile_rules`); 0 keeps 2
+        stages of 64-key blocks on one wave (unmeasured devices).
     prefix_max_rows: the most query rows a request (heads x qlen) for which
         `mla_decode_shared_prefix` always reads a group's shared pages once (the cascade);
         past it the attention is compute-bound, and a call takes the cascade only where it

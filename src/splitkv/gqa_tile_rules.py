@@ -123,10 +123,14 @@ def gqa_balanced_programs(key_blocks: int, groups: int, wave_per_sm: int, comput
     100-4,000 keys 29.7 -> 23.4 us, 64 of 100-4,000 37.9 -> 29.2); at 8 kv heads, 32
     requests of 100-2,000 keys 16-17 programs a kv head (the fill from 33) -> 49, llama3-8b
     54.5 -> 44.4, gpt-oss 37.0 -> 30.1; 16 requests of 500-8,000 keep the fill (gpt-oss 49
-    -> 33 programs, 59.2 -> 56.5). A grid of one group (one kv head and head block) stops at
-    one wave: llama3-70b-tp8, 327,600 keys beside 47 short ones, 660 programs -> 348 76.9 ->
-    66.3 us; 16 requests of 16k-48k keys 792 -> 380 82.2 -> 72.7 (session 35; at 8 kv heads
-    the grid of 8 an SM stays best, call 3 of that session)."""
+    -> 33 programs, 59.2 -> 56.5). A grid of one group (one kv head and head block) of a
+    batch of at most a third of the wave is one launched wave (the fill) however many blocks
+    it has: llama3-70b-tp8 (session 35, v0.2.36 -> v0.2.37), 327,600 keys beside 47 short
+    ones 660 -> 348 programs 76.6 -> 66.3 us (at qlen 4, 32 rows, 660 -> 216 105.3 ->
+    85.3), 16 requests of 16k-48k keys 792 -> 380 82.2 -> 72.6 (qlen 4 103.8 -> 84.6), 64
+    of 1k-8k at qlen 4 396 -> 200 71.3 -> 67.0. Larger batches keep their grid: 128 and 256
+    requests at qlen 4 lost 5-7% on one wave of 264 (84.6 -> 90.2, 108.9 -> 114.6); at 8 kv
+    heads 8 an SM stays best (session 35, call 3)."""
     programs = max(1, key_blocks // min_blocks)
     per_sm = min(GQA_BALANCED_MAX_WAVES * wave_per_sm, programs * groups // compute_units)
     programs = max(1, max(1, per_sm) * compute_units // groups)
@@ -134,8 +138,8 @@ def gqa_balanced_programs(key_blocks: int, groups: int, wave_per_sm: int, comput
         return programs
     wave = resident * compute_units // groups
     programs = max(programs, min(wave, key_blocks))
-    if groups == 1:
-        programs = min(programs, wave)
+    if groups == 1 and 3 * batch <= wave:
+        programs = min(programs, wave)  # then filled: one launched wave
     if wave // 2 <= programs <= wave and 3 * (wave - batch) >= 2 * programs:
         return min(wave - batch, max(programs, key_blocks))  # grown, a block a program at most
     return programs
