@@ -105,8 +105,9 @@ def cascade() -> dict:
     def make(lengths):
         # The passes' plans are made on the first call (SharedPrefixPlan.plans_for).
         def build():
-            prefix = splitkv.plan_shared_prefix(groups, q.shape[0], table.shape[1],
-                                                cache.shape[1], q.device, seq_lens=lengths)
+            prefix = splitkv.plan_shared_prefix(
+                groups, q.shape[0], table.shape[1], cache.shape[1], q.device, seq_lens=lengths
+            )
             splitkv.gqa_decode_shared_prefix(*case.args, prefix, sinks=case.sinks)
             return prefix
 

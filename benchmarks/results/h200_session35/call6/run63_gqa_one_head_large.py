@@ -53,7 +53,8 @@ def measure(name: str, lengths: list) -> dict:
     for _ in range(2):
         for label, plan in plans.items():
             row.setdefault(label, []).append(
-                median_us(lambda p=plan: splitkv.gqa_decode(*case.args, plan=p)))
+                median_us(lambda p=plan: splitkv.gqa_decode(*case.args, plan=p))
+            )
     return row
 
 

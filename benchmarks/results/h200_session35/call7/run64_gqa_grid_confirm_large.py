@@ -70,7 +70,8 @@ def main() -> None:
             for _ in range(2):
                 for label, plan in (("v0.2.36", old), ("v0.2.37", new)):
                     row.setdefault(label, []).append(
-                        median_us(lambda p=plan, c=case: splitkv.gqa_decode(*c.args, plan=p)))
+                        median_us(lambda p=plan, c=case: splitkv.gqa_decode(*c.args, plan=p))
+                    )
             rows.append(row)
             print(json.dumps(row), flush=True)
             with open(path, "w") as f:
