@@ -118,19 +118,16 @@ def gqa_balanced_programs(key_blocks: int, groups: int, wave_per_sm: int, comput
     wave, as far as their key blocks go (a block a program), and the fill only where it
     shrinks the grid by a third at most: a share that crosses a request's end becomes two, so
     where the batch is half the wave the fill doubles every share while the pieces it saves
-    are short. H200 (session 35, 12 batches of 4-64 requests of 100-65,536 keys, before ->
-    after): llama3-70b-tp8 132 programs (one an SM) -> 332-392, -9 to -25% (48 requests of
-    100-4,000 keys 29.7 -> 23.4 us, 64 of 100-4,000 37.9 -> 29.2); at 8 kv heads, 32
-    requests of 100-2,000 keys 16-17 programs a kv head (the fill from 33) -> 49, llama3-8b
-    54.5 -> 44.4, gpt-oss 37.0 -> 30.1; 16 requests of 500-8,000 keep the fill (gpt-oss 49
-    -> 33 programs, 59.2 -> 56.5). A grid of one group (one kv head and head block) of a
-    batch of at most a third of the wave is one launched wave (the fill) however many blocks
-    it has: llama3-70b-tp8 (session 35, v0.2.36 -> v0.2.37), 327,600 keys beside 47 short
-    ones 660 -> 348 programs 76.6 -> 66.3 us (at qlen 4, 32 rows, 660 -> 216 105.3 ->
-    85.3), 16 requests of 16k-48k keys 792 -> 380 82.2 -> 72.6 (qlen 4 103.8 -> 84.6), 64
-    of 1k-8k at qlen 4 396 -> 200 71.3 -> 67.0. Larger batches keep their grid: 128 and 256
-    requests at qlen 4 lost 5-7% on one wave of 264 (84.6 -> 90.2, 108.9 -> 114.6); at 8 kv
-    heads 8 an SM stays best (session 35, call 3)."""
+    are short. And a grid of one group (one kv head and head block) whose batch is at most a
+    third of the wave is one launched wave however many blocks it has. H200 (docs/perf.md
+    session 35, v0.2.36 -> v0.2.37): llama3-70b-tp8, 4-64 requests of 100-65,536 keys, 132
+    programs (one an SM) -> 332-392, -9 to -25% (48 of 100-4,000 29.5 -> 23.3 us); 327,600
+    keys beside 47 short ones 660 -> 348, 76.6 -> 66.3 (qlen 4, 32 rows: 660 -> 216, 105.3 ->
+    85.3); 16 of 16k-48k 792 -> 380, 82.2 -> 72.6. At 8 kv heads, 32 requests of 100-2,000
+    keys 17 programs a kv head (the fill from 33) -> 49: llama3-8b 54.4 -> 44.2, gpt-oss 37.3
+    -> 30.2; 16 of 500-8,000 keep the fill (gpt-oss 33 programs 56.6 us, 49 59.2). Not taken:
+    one wave for 128 and 256 requests at qlen 4 (84.6 -> 90.2, 108.9 -> 114.6), and at 8 kv
+    heads a wave of 3 an SM for larger batches (8 an SM measured best, session 35 call 3)."""
     programs = max(1, key_blocks // min_blocks)
     per_sm = min(GQA_BALANCED_MAX_WAVES * wave_per_sm, programs * groups // compute_units)
     programs = max(1, max(1, per_sm) * compute_units // groups)
