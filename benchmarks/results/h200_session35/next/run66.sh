@@ -6,7 +6,7 @@
 set -o pipefail
 export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
 mkdir -p $OUT/logs
-STEP_OUT=$OUT/logs timeout 80 python3 run66_gqa_model_cases.py > $OUT/logs/gqa_model_cases.txt 2>&1; echo "cases exit $?"
+STEP_OUT=$OUT/logs timeout 110 python3 run66_gqa_model_cases.py > $OUT/logs/gqa_model_cases.txt 2>&1; echo "cases exit $?"
 cut -c1-300 $OUT/logs/gqa_model_cases.txt
 timeout 230 python3 -m pytest tests -n 12 -q -p no:cacheprovider > $OUT/logs/gpu_suite.txt 2>&1; echo "suite exit $?" | tee -a $OUT/logs/gpu_suite.txt
 tail -4 $OUT/logs/gpu_suite.txt

@@ -1,7 +1,9 @@
 """The ragged GQA batches whose default schedule `gqa_model_uniform_splits.patch` moves from
 uniform to balanced (the schedule model weighing the uniform plan's own split count, after the
-long-split tile halves it), timed on both schedules at the planner's default grids, two rounds,
-with each output's largest difference from the fp32 reference. CUDA-graph medians in us."""
+long-split tile halves it), timed on both schedules at the planner's default grids; then
+batches of many short requests at one kv head whose balanced grid v0.2.37 moved without a
+measurement, on v0.2.36's grid and the default. Two rounds, with each output's largest
+difference from the fp32 reference. CUDA-graph medians in us."""
 
 import json
 import os
@@ -32,12 +34,17 @@ def measure(entry: dict) -> dict:
     reference = splitkv.reference.gqa_decode(*case.args, sinks=case.sinks)[0].float()
     row = {"model": model, "qlen": qlen, "batch": len(lengths), "longest": max(lengths),
            "keys": sum(lengths)}  # fmt: skip
+    common = dict(qlen=qlen, page_size=16, device="cuda", kind="gqa", num_kv_heads=kv_heads,
+                  head_dim=dim, seq_lens=lengths)  # fmt: skip
+    if "v0_2_36_programs" in entry:
+        knobs = {"v0.2.36": {"schedule": "balanced", "num_programs": entry["v0_2_36_programs"]},
+                 "v0.2.37": {}}  # fmt: skip
+    else:
+        knobs = {"uniform": {"schedule": "uniform"}, "balanced": {"schedule": "balanced"}}
     plans = {}
-    for schedule in ("uniform", "balanced"):
-        plans[schedule] = splitkv.plan_decode(len(lengths), columns * 16, heads, qlen=qlen,
-                                              page_size=16, device="cuda", kind="gqa",
-                                              num_kv_heads=kv_heads, head_dim=dim,
-                                              seq_lens=lengths, schedule=schedule)  # fmt: skip
+    for schedule, knob in knobs.items():
+        plans[schedule] = splitkv.plan_decode(len(lengths), columns * 16, heads,
+                                              **{**common, **knob})  # fmt: skip
         plan = plans[schedule]
         row[f"plan_{schedule}"] = [plan.num_splits, plan.num_programs, plan.block_n]
         out = splitkv.gqa_decode(*case.args, plan=plan, sinks=case.sinks)[0].float()
@@ -53,8 +60,8 @@ def main() -> None:
     rows = []
     path = os.path.join(os.environ.get("STEP_OUT", "."), "gqa_model_cases.json")
     with open(CASES) as f:
-        entries = json.load(f)
-    for entry in entries:
+        groups = json.load(f)
+    for entry in groups["schedule_model"] + groups["grid_floor"]:
         rows.append(measure(entry))
         print(json.dumps(rows[-1]), flush=True)
         with open(path, "w") as f:
