@@ -21,6 +21,17 @@ DEVICES = ("h200", "mi355x")
 HEADS = ((32, 8, 128), (64, 8, 64), (8, 1, 128), (32, 32, 128), (16, 2, 256))  # q, kv, dim
 BATCHES = ([131072], [32768], [65536] * 2, [131072] * 2, [8192] * 4, [131072] * 8,
            [1, 63, 64, 65, 4096, 4097, 32768, 131072], [300])  # fmt: skip
+
+
+def spread(n: int, lo: int, hi: int) -> list[int]:
+    """n lengths evenly from lo to hi."""
+    return [lo + (hi - lo) * i // (n - 1) for i in range(n)]
+
+
+# Ragged batches where the balanced grid's small-batch rules decide (docs/perf.md session
+# 35): a cascade's suffix pass, small and many-short batches, one long request beside 47.
+BATCHES += (spread(48, 100, 4000), spread(32, 100, 2000), spread(16, 500, 8000),
+            spread(256, 100, 500), [327600, *spread(47, 1, 4096)])  # fmt: skip
 KNOBS = ({}, {"num_splits": 64}, {"num_stages": 2}, {"page_prefetch": False},
          {"schedule": "balanced"}, {"schedule": "uniform"}, {"dtype": torch.float32},
          {"window_left": 127})  # fmt: skip
