@@ -617,6 +617,26 @@ def test_auto_schedule_weighs_the_balanced_schedules_fixed_cost():
     assert gqa.schedule == "balanced"
 
 
+def test_gqa_schedule_model_weighs_the_uniform_splits_that_run_on_one_kv_head():
+    # The long-split tile halves the planner's uniform splits where their launch would pass a
+    # wave of it; on one kv head the model weighs the count that runs. H200 (docs/perf.md
+    # session 36): llama3-70b-tp8, 48 requests of 4k-12k keys, 8 splits run of the planner's
+    # 16: uniform 66.6 us, balanced 58.7. At 8 kv heads the planner's count stays: llama3-8b,
+    # 48 requests of up to 4k at qlen 4, uniform (one split) 152.5 us, balanced 163.0.
+    def plan(heads, kv_heads, qlen, lengths):
+        return splitkv.plan_decode(len(lengths), max(lengths), heads, qlen=qlen, kind="gqa",
+                                   num_kv_heads=kv_heads, head_dim=128, page_size=16,
+                                   device="meta", device_spec=H200, seq_lens=lengths)  # fmt: skip
+
+    spread = [4000 + (8000 * i) // 47 for i in range(48)]  # v0.2.37: uniform, 8 splits
+    one_head = plan(8, 1, 1, spread)
+    assert (one_head.schedule, one_head.num_programs) == ("balanced", 348)
+    assert plan(8, 1, 1, spread[:1] * 48).schedule == "uniform"  # equal lengths stay uniform
+    # qlen 4, 48 requests of 2k-16k (measured: up to 16k, uniform 140.4 us, balanced 88.6).
+    mtp = plan(8, 1, 4, [2000 + (14332 * i) // 47 for i in range(48)])
+    assert (mtp.schedule, mtp.num_splits, mtp.num_programs) == ("balanced", 16, 216)
+
+
 def test_dependent_launch_where_the_device_has_it():
     hopper = splitkv.plan_decode(8, 4096, 16, device="meta", device_spec=H200)
     assert hopper.dependent_launch

@@ -498,7 +498,20 @@ def plan_decode(
                 if narrow and default_splits:
                     gluon_splits = narrow_gluon_splits(ws_splits, batch_size, keys, rows, block_h,
                                                        spec)  # fmt: skip
-            schedule = modelled_schedule(lengths, num_splits, num_programs,
+            model_splits = num_splits
+            one_group = kind == "gqa" and num_kv_heads * num_head_blocks == 1
+            if one_group and default_grid and block_n is None and num_stages is None:
+                # On one kv head and head block, the uniform plan's own count: the long-split
+                # tile halves the planner's splits where their launch would pass a wave of it
+                # (llama3-70b-tp8, 48 x 4k-12k: 8 splits run, not 16; uniform 66.6 us, balanced
+                # 58.7; 48 x up to 16k at qlen 4 140.4 / 88.6). At 8 kv heads the halved
+                # uniform launch (one split of 384 programs, one wave) ran as fast as the
+                # planner's count models it (llama3-8b 48 x up to 4k at qlen 4: uniform 152.5,
+                # balanced 163.0), so the planner's count stays (docs/perf.md session 36).
+                model_splits = gqa_uniform_splits(num_splits, block_h, head_dim_v, dtype, keys,
+                                                  batch_size, default_splits, interpreted,
+                                                  spec)  # fmt: skip
+            schedule = modelled_schedule(lengths, model_splits, num_programs,
                                          num_kv_heads * num_head_blocks, wave, block_n or 64,
                                          kind=kind, spec=spec, gluon_splits=gluon_splits,
                                          narrow=narrow,
@@ -827,3 +840,16 @@ def allocate_outputs(
     if return_lse and lse is None:
         lse = torch.empty(out_shape[:3], dtype=torch.float32, device=q.device)
     return out, lse if return_lse else None
+
+
+def gqa_uniform_splits(num_splits: int, block_h: int, head_dim_v: int, dtype: torch.dtype,
+                       keys: int, programs_a_split: int, may_halve: bool, interpreted: bool,
+                       spec: DeviceSpec) -> int:  # fmt: skip
+    """The split count a GQA plan's uniform splits would run with the tile left to the planner
+    (`gqa_tile_for`'s long-split count where that tile applies, else `num_splits`)."""
+    if interpreted or spec.tunables.gqa_balanced_min_blocks <= 0:
+        return num_splits
+    _, splits, _ = gqa_tile_for(False, block_h, head_dim_v, dtype.itemsize, num_splits, keys,
+                                programs_a_split, spec.compute_units,
+                                may_halve=may_halve)  # fmt: skip
+    return splits
