@@ -486,6 +486,10 @@ def plan_decode(
         or early_start_pays_alone(early_start, dependent_launch, b, batch_size * rows, block_h)
         for b in (False, True)
     }
+    # GQA tiles left to the planner take the measured rules (`gqa_tile_for`, below); the
+    # schedule model weighs the uniform split count those rules run.
+    tile_free = block_n is None and num_stages is None and not interpreted
+    gqa_tiled = kind == "gqa" and tile_free and spec.tunables.gqa_balanced_min_blocks > 0
     equal_shares = False
     if schedule == "auto":
         schedule = "uniform"
@@ -499,8 +503,7 @@ def plan_decode(
                     gluon_splits = narrow_gluon_splits(ws_splits, batch_size, keys, rows, block_h,
                                                        spec)  # fmt: skip
             model_splits = num_splits
-            one_group = kind == "gqa" and num_kv_heads * num_head_blocks == 1
-            if one_group and default_grid and block_n is None and num_stages is None:
+            if gqa_tiled and default_grid and num_kv_heads * num_head_blocks == 1:
                 # On one kv head and head block, the uniform plan's own count: the long-split
                 # tile halves the planner's splits where their launch would pass a wave of it
                 # (llama3-70b-tp8, 48 x 4k-12k: 8 splits run, not 16; uniform 66.6 us, balanced
@@ -508,9 +511,10 @@ def plan_decode(
                 # uniform launch (one split of 384 programs, one wave) ran as fast as the
                 # planner's count models it (llama3-8b 48 x up to 4k at qlen 4: uniform 152.5,
                 # balanced 163.0), so the planner's count stays (docs/perf.md session 36).
-                model_splits = gqa_uniform_splits(num_splits, block_h, head_dim_v, dtype, keys,
-                                                  batch_size, default_splits, interpreted,
-                                                  spec)  # fmt: skip
+                _, model_splits, _ = gqa_tile_for(False, block_h, head_dim_v, dtype.itemsize,
+                                                  num_splits, keys, batch_size,
+                                                  spec.compute_units,
+                                                  may_halve=default_splits)  # fmt: skip
             schedule = modelled_schedule(lengths, model_splits, num_programs,
                                          num_kv_heads * num_head_blocks, wave, block_n or 64,
                                          kind=kind, spec=spec, gluon_splits=gluon_splits,
@@ -551,9 +555,7 @@ def plan_decode(
     # their launch fits one wave of it, on half the planner's splits if need be (sessions 29
     # and 30).
     gqa_tile = resident = None
-    measured = spec.tunables.gqa_balanced_min_blocks > 0
-    tile_free = block_n is None and num_stages is None and not interpreted
-    if kind == "gqa" and tile_free and measured:
+    if gqa_tiled:
         splits_before = num_splits
         gqa_tile, num_splits, resident = gqa_tile_for(
             balanced, block_h, head_dim_v, dtype.itemsize, num_splits, keys,
@@ -840,16 +842,3 @@ def allocate_outputs(
     if return_lse and lse is None:
         lse = torch.empty(out_shape[:3], dtype=torch.float32, device=q.device)
     return out, lse if return_lse else None
-
-
-def gqa_uniform_splits(num_splits: int, block_h: int, head_dim_v: int, dtype: torch.dtype,
-                       keys: int, programs_a_split: int, may_halve: bool, interpreted: bool,
-                       spec: DeviceSpec) -> int:  # fmt: skip
-    """The split count a GQA plan's uniform splits would run with the tile left to the planner
-    (`gqa_tile_for`'s long-split count where that tile applies, else `num_splits`)."""
-    if interpreted or spec.tunables.gqa_balanced_min_blocks <= 0:
-        return num_splits
-    _, splits, _ = gqa_tile_for(False, block_h, head_dim_v, dtype.itemsize, num_splits, keys,
-                                programs_a_split, spec.compute_units,
-                                may_halve=may_halve)  # fmt: skip
-    return splits
