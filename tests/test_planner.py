@@ -13,6 +13,8 @@ from splitkv import DeviceSpec, num_partitions
 from splitkv.bench.shapes import GQA_ONE_LONG, GQA_RAGGED  # the bench's ragged GQA batches
 from splitkv.plan_rules import (
     default_merge_d_split,
+    narrow_merge_rows,
+    narrow_rows_merge_slicing,
     one_wave_merge_slicing,
     wide_merge_slicing,
 )
@@ -260,6 +262,31 @@ def test_uniform_merges_of_several_waves_take_wide_slices():
     loop = plan(48, 8192, 128, schedule="balanced")
     assert (loop.merge_d_split, loop.merge_num_warps) == (8, 1)
     assert plan(48, 8192, 128, merge_d_split=8).merge_d_split == 8
+
+
+def test_narrow_rows_merge_in_fewer_slices_on_the_warps_their_tile_takes():
+    # GQA rows (64-128 columns): half the slices while rows x slices passes one wave of 32
+    # one-warp programs an SM (H200: 4,224), the tile's warps, at most 4,096 elements a warp.
+    assert narrow_merge_rows(128) and narrow_merge_rows(64) and not narrow_merge_rows(512)
+    assert narrow_rows_merge_slicing(128, 8, 64, 4, 6144, 132) == (1, 1, 32)  # llama3-8b
+    assert narrow_rows_merge_slicing(64, 4, 64, 4, 12288, 132) == (1, 1, 64)  # gpt-oss
+    assert narrow_rows_merge_slicing(128, 8, 64, 32, 2048, 132) == (2, 2, 64)  # 17 a row
+    assert narrow_rows_merge_slicing(128, 8, 1, 1, 6144, 132) == (1, 1, 1)  # one split
+    assert narrow_rows_merge_slicing(128, 8, 64, 4, 384, 132) == (8, 1, 64)  # one wave
+    gqa = functools.partial(splitkv.plan_decode, kind="gqa", num_kv_heads=8, head_dim=128,
+                            qlen=4, device="meta", device_spec=H200)  # fmt: skip
+    lengths = [4096 * (i + 1) // 48 for i in range(48)]
+    balanced = gqa(48, 4096, 32, seq_lens=lengths, schedule="balanced")
+    merge = (balanced.merge_d_split, balanced.merge_num_warps, balanced.merge_block_s)
+    assert merge == (1, 1, 32)
+    uniform = gqa(48, 4096, 32, seq_lens=lengths, schedule="uniform", num_splits=1)
+    assert (uniform.merge_d_split, uniform.merge_num_warps) == (1, 1)  # not the wide rule's 4
+    # A pinned tile of partials stays; MLA's 512-column rows keep their slicing.
+    assert gqa(48, 4096, 32, seq_lens=lengths, schedule="balanced",
+               merge_block_s=64).merge_block_s == 64  # fmt: skip
+    mla = splitkv.plan_decode(48, 8192, 12, qlen=4, device="meta", device_spec=H200,
+                              seq_lens=lengths, schedule="balanced")  # fmt: skip
+    assert mla.merge_d_split >= 8
 
 
 def test_explicit_knobs_and_frozen_plan():

@@ -39,6 +39,8 @@ from splitkv.plan_rules import (
     merge_partials_per_row,
     merge_streams_for,
     narrow_gluon_splits,
+    narrow_merge_rows,
+    narrow_rows_merge_slicing,
     next_pow2,
     one_wave_merge_slicing,
     partial_bytes_split_cap,
@@ -256,7 +258,8 @@ def plan_decode(
         merge_num_warps: warps per merge program (1, 2, 4 or 8); default: one per 1,024
             elements of the tile most rows fold, 1 to 4 (`default_merge_num_warps`). With
             neither merge knob given, a merge that fits one wave takes twice the slices and
-            half the warps (`one_wave_merge_slicing`).
+            half the warps (`one_wave_merge_slicing`); rows of at most 128 columns (GQA) take
+            half the slices while the merge passes a wave (`narrow_rows_merge_slicing`).
         page_prefetch: load the next key block's page ids one iteration ahead, so the KV
             blocks can be double-buffered; default: where the device's tunables measured a gain
             (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`; the GQA balanced and
@@ -685,7 +688,8 @@ def plan_decode(
     num_slots = num_programs + batch_size if schedule == "balanced" else None
 
     mean_partials = merge_partials_per_row(balanced, num_programs, batch_size, num_splits)
-    if merge_block_s is None:
+    block_s_free = merge_block_s is None
+    if block_s_free:
         merge_block_s = default_merge_block_s(balanced, num_programs, mean_partials,
                                               equal_shares)  # fmt: skip
     check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
@@ -695,11 +699,19 @@ def plan_decode(
         # The interpreter runs one program at a time, so there fewer, wider programs win.
         merge_d_split = 1 if interpreted else default_merge_d_split(head_dim_v)
     check_int("merge_d_split", merge_d_split, 1, head_dim_v)
+    # The tile most rows fold. Uniform: the tile's rows; balanced: the rows' mean partials, if
+    # fewer.
+    partials = min(merge_block_s, next_pow2(mean_partials)) if balanced else merge_block_s
     if merge_num_warps is None:
-        # Uniform: the tile's rows; balanced: the rows' mean partials, if fewer.
-        partials = min(merge_block_s, next_pow2(mean_partials)) if balanced else merge_block_s
         merge_num_warps = default_merge_num_warps(partials, next_pow2(head_dim_v // merge_d_split))
-    if slicing_free and not interpreted:
+    if slicing_free and not interpreted and narrow_merge_rows(head_dim_v):
+        merge_d_split, merge_num_warps, narrow_block_s = narrow_rows_merge_slicing(
+            head_dim_v, merge_d_split, merge_block_s, partials, batch_size * rows,
+            spec.compute_units,
+        )  # fmt: skip
+        if block_s_free:
+            merge_block_s = narrow_block_s
+    elif slicing_free and not interpreted:
         merge_d_split, merge_num_warps = one_wave_merge_slicing(
             head_dim_v, merge_d_split, merge_num_warps, batch_size * rows, spec.compute_units
         )

@@ -27,6 +27,9 @@ EARLY_START_MAX_ROWS = 256  # query rows of a batch up to which early_start is t
 MERGE_WARP_ELEMENTS = 1024  # merge tile elements per warp (32 per thread), up to 4 warps
 MERGE_WARPS_PER_SM = 12  # merge warps an SM holds at once (168 registers a thread: H200)
 NARROW_MERGE_COLUMNS = 32  # the narrowest slice the one-wave rule halves slices down to
+# A narrow row's tile of partials on one warp: 128 fp32 a thread, as MLA's balanced tile (64
+# partials x 64 columns), so no [64, 128] tile spills (narrow_rows_merge_slicing).
+NARROW_ROWS_TILE_ELEMENTS = 4096
 # Programs an SM holds at once: the hardware's 32 blocks, which binds the uniform merge's
 # one-warp programs (32-52 registers a thread, tools/inspect_merge.py --uniform).
 MERGE_PROGRAMS_PER_SM = 32
@@ -419,6 +422,37 @@ def wide_merge_slicing(
     while d_split > 1 and merge_rows * d_split > one_wave:
         d_split, num_warps = d_split // 2, min(4, 2 * num_warps)
     return d_split, num_warps
+
+
+def narrow_rows_merge_slicing(
+    head_dim_v: int, d_split: int, block_s: int, partials: int, merge_rows: int,
+    compute_units: int,
+) -> tuple[int, int, int]:  # fmt: skip
+    """(merge_d_split, merge_num_warps, merge_block_s) where a row's small tile fits one warp
+    (`narrow_merge_rows`: GQA's 64-128 columns, not MLA's 512): half the slices while the
+    grid takes more than one wave of `MERGE_PROGRAMS_PER_SM` programs an SM, on the warps
+    the tile of `partials` (the tile most rows fold) takes (`default_merge_num_warps`), not
+    the uniform rule's doubled ones, and a tile of partials of at most
+    NARROW_ROWS_TILE_ELEMENTS a warp. The slicing above was fitted on MLA's rows; at 64-128
+    columns it cut rows into 16-column slices, so a batch of thousands of rows launched tens
+    of thousands of one-warp programs, each a chain of dependent loads (the piece range, the
+    lse, the partials), paid wave after wave. H200, 48 requests of up to 4k keys, balanced,
+    the merge alone (docs/perf.md session 37): 8 slices of 16 columns (gpt-oss 4) against
+    one slice on one warp: llama3-8b at qlen 4 31.3 -> 5.5 us (the call 162.0 -> 136.7),
+    gpt-oss 31.4 -> 9.2, at qlen 1 9.1 -> 2.6 and 9.2 -> 3.7; the whole row on 4 warps 19.5
+    and 22.8 (a warp's share too small to pay for the reductions across warps)."""
+    one_wave = MERGE_PROGRAMS_PER_SM * compute_units
+    while d_split > 1 and merge_rows * d_split > one_wave:
+        d_split //= 2
+    block_d = next_pow2(head_dim_v // d_split)
+    num_warps = default_merge_num_warps(min(partials, block_s), block_d)
+    most_partials = max(SMALL_S.value, NARROW_ROWS_TILE_ELEMENTS * num_warps // block_d)
+    return d_split, num_warps, min(block_s, most_partials)
+
+
+def narrow_merge_rows(head_dim_v: int) -> bool:
+    """A row's small tile of partials fits one merge warp (`narrow_rows_merge_slicing`)."""
+    return SMALL_S.value * head_dim_v <= MERGE_WARP_ELEMENTS
 
 
 def default_merge_num_warps(partials: int, block_d: int) -> int:
