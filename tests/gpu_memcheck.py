@@ -106,6 +106,13 @@ def main() -> None:
         ref = splitkv.reference.gqa_decode(*case.args, window_left=40, logit_cap=20.0, sinks=sinks)
         check_against_reference(out, lse, *ref)
         gqa_decode_corrupt(case, None, {(1, 0): -(1 << 30)}, {2: 1 << 30})
+        # One split: stage 1 writes the output rows itself (`whole_pieces`).
+        one = splitkv.plan_decode(3, 300, q_heads, qlen=qlen, page_size=page_size,
+                                  dtype=torch.bfloat16, device=dev, kind="gqa",
+                                  num_kv_heads=kv_heads, head_dim=dim, num_splits=1)  # fmt: skip
+        out, lse = splitkv.gqa_decode(*case.args, plan=one, validate=True, sinks=sinks)
+        check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args, sinks=sinks))
+        gqa_decode_corrupt(case, one, {(1, 0): -(1 << 30)}, {2: 1 << 30})
     # The shared-prefix cascade: stacked rows, shifted suffix tables, a member ending inside
     # its prefix, a request in no group.
     case = random_mla_case([150, 70, 30, 200, 90], 12, qlen=2, page_size=16, dtype=torch.bfloat16,

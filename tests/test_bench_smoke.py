@@ -10,7 +10,7 @@ import splitkv
 from splitkv.bench import sweep
 from splitkv.bench.ablations import ABLATIONS
 from splitkv.bench.report import write_results
-from splitkv.bench.shapes import BenchShape
+from splitkv.bench.shapes import BenchShape, gqa_batch
 from splitkv.bench.sweep import Trial, run_shapes
 from splitkv.device import DeviceSpec
 
@@ -85,7 +85,11 @@ def test_harness_runs_checks_and_reports(cpu_harness, tmp_path):
         r["rel_error"] < 2e-2 and r["p50_us"] == pytest.approx(12.0 / r["input_copies"])
         for r in mine
     )
-    assert all(r["merge_share"] == pytest.approx(1.0) for r in mine)  # the stand-in timer
+    # The stand-in timer; a GQA plan of one uniform split runs no merge (`whole_pieces`).
+    merged = [r for r in mine if "merge_share" in r]
+    assert all(r["merge_share"] == pytest.approx(1.0) for r in merged)
+    no_merge = [r for r in mine if "merge_share" not in r]
+    assert all(r["num_splits"] == 1 and r["schedule"] == "uniform" for r in no_merge), no_merge
     assert mine[3]["unique_bytes"] < mine[3]["bytes_read"]
     assert next(r for r in rows if r["provider"] == "flashmla")["status"].startswith("missing")
     cascade = [r["status"] for r in rows if r["provider"] == "splitkv-prefix"]
@@ -186,12 +190,24 @@ def test_launched_waves_sizes_the_balanced_grid_by_its_launched_programs(monkeyp
     assert (plans[-1].block_h, plans[-1].num_programs) == (64, 132 - 3)
 
 
+def test_a_gqa_models_batch_builds_its_inputs(monkeypatch):
+    monkeypatch.setattr(sweep, "DEVICE", "cpu")
+    shape = gqa_batch("gpt-oss", [40, 7, 23], qlen=2, dtype="fp16")
+    fields = (shape.heads, shape.kv_heads, shape.head_dim, shape.sinks, shape.batch)
+    assert fields == (64, 8, 64, True, 3) and shape.context == 40 and shape.page_size == 16
+    case = sweep.build_cases(shape)[0]
+    assert case.q.shape == (3, 2, 64, 64) and case.q.dtype == torch.float16
+    assert case.seq_lens.tolist() == [40, 7, 23] and case.sinks is not None
+
+
 @pytest.mark.parametrize("kind", ["mla", "gqa"])
-def test_stage_one_then_the_merge_is_the_call(kind):
+@pytest.mark.parametrize("num_splits", [1, 3])
+def test_stage_one_then_the_merge_is_the_call(kind, num_splits):
     # The bench times stage 1 alone beside the whole call (the merge's added cost): stage 1
-    # then the merge must be exactly the call.
+    # then the merge, where one follows (not after a GQA split that wrote the output), must
+    # be exactly the call.
     from splitkv.gqa import gqa_stage_one
-    from splitkv.mla import merge_workspace, mla_stage_one
+    from splitkv.mla import merge_follows, merge_workspace, mla_stage_one
     from splitkv.testing import random_gqa_case, random_mla_case
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -208,13 +224,15 @@ def test_stage_one_then_the_merge_is_the_call(kind):
     max_seq_len = case.page_table.shape[1] * page
     heads = case.q.shape[2]
     plan = splitkv.plan_decode(3, max_seq_len, heads, page_size=page, dtype=torch.float16,
-                               device=device, **plan_shape)  # fmt: skip
+                               device=device, num_splits=num_splits, **plan_shape)  # fmt: skip
     want_out, want_lse = decode(*case.args, plan=plan, **extra)
     out = torch.full_like(want_out, float("nan"))
     lse = torch.full_like(want_lse, float("nan"))
     run_stage_one(*case.args, plan=plan, out=out, lse=lse, **extra)
-    merge_workspace(plan, case.seq_lens, out, lse, max_seq_len=max_seq_len,
-                    whole_pieces=plan.whole_pieces, **extra)  # fmt: skip
+    assert merge_follows(plan) == (num_splits > 1 or (kind == "mla" and not plan.whole_pieces))
+    if merge_follows(plan):
+        merge_workspace(plan, case.seq_lens, out, lse, max_seq_len=max_seq_len,
+                        whole_pieces=plan.whole_pieces, **extra)  # fmt: skip
     assert torch.equal(out, want_out) and torch.equal(lse, want_lse)
 
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import splitkv
+from splitkv.mla import merge_follows
 from splitkv.testing import check_against_reference, random_gqa_case
 
 
@@ -108,6 +109,32 @@ def test_zero_length_gives_zero_and_minus_inf(dtype, device):
     out, lse = run_and_check(case)
     assert torch.equal(out[0], torch.zeros_like(out[0])) and torch.isneginf(lse[0]).all()
     assert not torch.isnan(out).any()
+
+
+def test_one_split_writes_the_output_itself(dtype, device):
+    # One uniform split: stage 1 writes the rows (`whole_pieces`) and no merge runs; the same
+    # rows as the merged path, with sinks, a window, an empty request, into a strided out, and
+    # without the lse.
+    case = random_gqa_case([150, 0, 37, 2], 8, 2, 64, qlen=2, page_size=8, dtype=dtype,
+                           device=device)  # fmt: skip
+    sinks = torch.randn(8, device=device)
+    shape = dict(page_size=8, dtype=dtype, device=device, kind="gqa", num_kv_heads=2,
+                 head_dim=64, num_splits=1, qlen=2)  # fmt: skip
+    one = splitkv.plan_decode(4, 152, 8, **shape)
+    merged = splitkv.plan_decode(4, 152, 8, whole_pieces=False, **shape)
+    assert one.whole_pieces and not merge_follows(one) and merge_follows(merged)
+    for window in (-1, 40):
+        out, lse = run_and_check(case, plan=one, sinks=sinks, window_left=window)
+        ref_out, ref_lse = splitkv.gqa_decode(*case.args, plan=merged, sinks=sinks,
+                                              window_left=window)  # fmt: skip
+        check_against_reference(out, lse, ref_out, ref_lse)
+    wide = torch.full((4, 2, 8, 96), float("nan"), dtype=dtype, device=device)
+    out, lse = splitkv.gqa_decode(*case.args, plan=one, out=wide[..., :64], return_lse=False)
+    assert lse is None and torch.isnan(wide[..., 64:]).all()
+    ref_out, _ = splitkv.reference.gqa_decode(*case.args)
+    check_against_reference(out, None, ref_out, None)
+    with pytest.raises(ValueError, match="whole_pieces"):
+        splitkv.plan_decode(4, 152, 8, whole_pieces=True, **{**shape, "num_splits": 3})
 
 
 def test_splits_orders_tilings_and_prefetch_agree(dtype, device):

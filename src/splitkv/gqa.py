@@ -10,7 +10,7 @@ import triton
 
 from splitkv.checks import GqaCall, check_gqa_call, validate_decode_data
 from splitkv.kernels.gqa_split import gqa_balanced_kernel, gqa_split_kernel
-from splitkv.mla import merge_workspace
+from splitkv.mla import lse_args, merge_follows, merge_workspace
 from splitkv.plan import MAX_GQA_HEADS, MAX_QLEN, DecodePlan, allocate_outputs, plan_for_call
 
 
@@ -175,6 +175,10 @@ def _launch(
         kernel, grid = gqa_split_kernel, plan.num_splits * call.batch * per_program
         schedule_args = (plan.num_splits,)
         schedule_consts = {"SPLIT_MAJOR": plan.grid_order == "split_major"}
+    writes_output = not merge_follows(plan)  # one split (`whole_pieces`): no merge follows
+    if writes_output:
+        schedule_consts |= one_split_output_args(out, lse, sinks)
+    merge = merge and not writes_output
     with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
         kernel[(grid,)](
             q,
@@ -212,7 +216,7 @@ def _launch(
             PREFETCH_PAGE=plan.page_prefetch,
             HAS_WINDOW=call.window_left >= 0,
             HAS_CAP=call.logit_cap > 0,
-            RELEASE_MERGE=plan.dependent_launch,
+            RELEASE_MERGE=plan.dependent_launch and merge,
             num_warps=plan.split_num_warps,
             num_stages=plan.split_num_stages,
             **schedule_consts,
@@ -228,3 +232,24 @@ def _launch(
         window_left=call.window_left,
         sinks=sinks,
     )
+
+
+def one_split_output_args(out: torch.Tensor, lse: torch.Tensor | None,
+                          sinks: torch.Tensor | None) -> dict:  # fmt: skip
+    """`gqa_split_kernel`'s arguments for writing the output itself (ONE_SPLIT_OUTPUT); the
+    pointers of what the call lacks are stand-ins its flags keep it from reading or writing."""
+    lse_arg, lse_strides = lse_args(lse, out)
+    return {
+        "out_ptr": out,
+        "lse_ptr": lse_arg,
+        "sinks_ptr": sinks if sinks is not None else lse_arg,
+        "stride_out_batch": out.stride(0),
+        "stride_out_pos": out.stride(1),
+        "stride_out_head": out.stride(2),
+        "stride_lse_batch": lse_strides[0],
+        "stride_lse_pos": lse_strides[1],
+        "stride_lse_head": lse_strides[2],
+        "ONE_SPLIT_OUTPUT": True,
+        "WRITE_LSE": lse is not None,
+        "HAS_SINKS": sinks is not None,
+    }

@@ -138,7 +138,7 @@ def _check_call(q, kv_cache, page_table, seq_lens, scale, out, lse, plan) -> Mla
     )
 
 
-def _lse_args(lse: torch.Tensor | None, out: torch.Tensor) -> tuple[torch.Tensor, tuple]:
+def lse_args(lse: torch.Tensor | None, out: torch.Tensor) -> tuple[torch.Tensor, tuple]:
     """(pointer, strides) for a kernel's lse argument; without lse a stand-in never written
     (the kernels' WRITE_LSE is off)."""
     return (lse, lse.stride()) if lse is not None else (out, (0, 0, 0))
@@ -299,7 +299,7 @@ def merge_workspace(
     """
     batch, qlen, num_heads, _ = out.shape
     balanced = plan.schedule == "balanced"
-    lse_arg, lse_strides = _lse_args(lse, out)
+    lse_arg, lse_strides = lse_args(lse, out)
     with torch.cuda.device(out.device) if out.is_cuda else contextlib.nullcontext():
         merge_splits_kernel[(batch * qlen * num_heads, plan.merge_d_split)](
             plan.workspace.partial_o,

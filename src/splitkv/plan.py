@@ -299,8 +299,9 @@ def plan_decode(
             (a short request inside one program's share) writes the request's output and lse
             itself, and the merge's programs for its rows return before reading any partial
             (the merge on one-long batches is bound by such rows: H200 ncu, docs/perf.md
-            session 12); the Gluon uniform kernel on one split (without merge_streams):
-            every program writes its rows' output, and no merge runs. Default: on for one
+            session 12); the Gluon uniform kernel and GQA's on one split (without
+            merge_streams): every program writes its rows' output, and no merge runs.
+            Default: on for one
             split, and on the keys-as-rows loop for qlen 1 (`plan_rules.whole_pieces_for`:
             H200 one-long -0.7%, ragged -0.9%; at qlen 2 the ragged batch lost 0.5%).
         warp_specialized: MLA, uniform schedule or the balanced one's program loop, head
@@ -736,6 +737,7 @@ def plan_decode(
         keys_as_rows=keys_as_rows,
         qlen=qlen,
         one_split=not balanced and num_splits == 1 and not merge_streams,
+        kind=kind,
     )
     flags = None
     if merge_streams:

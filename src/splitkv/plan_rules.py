@@ -166,12 +166,14 @@ def gated_knob(name: str, requested: bool | None, *, runs: bool, default: bool, 
 
 def whole_pieces_for(
     requested: bool | None, *, program_loop: bool, warp_specialized: bool, keys_as_rows: bool,
-    qlen: int, one_split: bool,
+    qlen: int, one_split: bool, kind: str = "mla",
 ) -> bool:  # fmt: skip
     """The plan's `whole_pieces`: stage 1 writes the output of a request one program holds
     whole. As requested on the Gluon kernels (the program loop: a piece holding its request's
     every key; `one_split`, a uniform plan of one split without merge_streams: every program,
-    and no merge runs), else on (1) for one split: the merge's whole cost goes, 16,384
+    and no merge runs) and GQA's uniform kernel on one split, else on (1) for one split: the
+    merge's whole cost goes (GQA, H200, docs/perf.md session 37: the merge after one split
+    was 5-41 us of 60-185 us calls of 48-256 requests), 16,384
     one-warp programs at 128 heads x 128 requests (H200: 81 us alone, 7.6% of 8k x 128, the
     sweep `h200_sweep128_v0.2.19d`); (2) on the keys-as-rows program loop for up to
     `warp_specialized.WHOLE_PIECES_MAX_QLEN` query positions. H200, 12 heads, two sessions
@@ -184,10 +186,10 @@ def whole_pieces_for(
     return gated_knob(
         "whole_pieces",
         requested,
-        runs=warp_specialized and (program_loop or one_split),
+        runs=(warp_specialized and (program_loop or one_split)) or (kind == "gqa" and one_split),
         default=one_split or (keys_as_rows and qlen <= ws.WHOLE_PIECES_MAX_QLEN),
         needs="the warp-specialized kernels (warp_specialized) on the program loop "
-        "(program_loop) or on one uniform split without merge_streams",
+        "(program_loop), or one uniform split without merge_streams (those or GQA)",
     )
 
 

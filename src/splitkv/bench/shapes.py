@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -225,6 +226,16 @@ def gqa_prefix_shapes(
                                  shared_prefix=GQA_SHARED_PREFIX, label=label, **gqa))  # fmt: skip
         shapes.append(dataclasses.replace(prefix_mix_shape(q_heads, dtype, qlen), **gqa))
     return shapes
+
+
+def gqa_batch(model: str, lengths: Sequence[int], qlen: int = 1, page_size: int = 16,
+              dtype: str = "bf16") -> BenchShape:  # fmt: skip
+    """One batch of a GQA model (`GQA_MODELS`) at the given request lengths: what a one-off
+    device script times under a few plan knobs (`sweep.build_cases` makes its inputs,
+    `providers.prepare_splitkv` its timed call)."""
+    heads = GQA_MODELS[model][0]
+    return BenchShape(heads, max(lengths), len(lengths), qlen, dtype=dtype,
+                      seq_lens=tuple(lengths), **_gqa_fields(model, page_size))  # fmt: skip
 
 
 def _gqa_fields(model: str, page_size: int) -> dict:

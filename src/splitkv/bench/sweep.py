@@ -82,7 +82,7 @@ def run_shapes(
     for index, shape in enumerate(shapes):
         progress(f"[{index + 1}/{len(shapes)}] {shape.describe()}")
         copies = min(MAX_COPIES, max(1, math.ceil(L2_MULTIPLE * l2_bytes / shape.unique_bytes)))
-        cases = _build_cases(shape, index, copies)
+        cases = build_cases(shape, index, copies)
         ref_out = reference_out(cases[0])
         for provider in providers:
             base = _row_base(shape, provider, copies)
@@ -146,7 +146,9 @@ def _best_peer_row(provider, cases, ref_out, shape, index, ceilings, rep_ms) -> 
     )
 
 
-def _build_cases(shape: BenchShape, index: int, copies: int) -> list:
+def build_cases(shape: BenchShape, index: int = 0, copies: int = 1) -> list:
+    """`copies` random input sets of `shape` on the benchmark's device, seeded by the shape's
+    `index` in a run (so every provider sees the same inputs)."""
     common = {
         "qlen": shape.qlen,
         "page_size": shape.page_size,
@@ -201,7 +203,7 @@ def _measure_in_child(provider, shape, index, knobs, ceilings, rep_ms) -> dict:
 
 
 def _child_measurement(provider, shape, index, knobs, ceilings, rep_ms) -> dict:
-    cases = _build_cases(shape, index, 1)
+    cases = build_cases(shape, index, 1)
     ref_out = reference_out(cases[0])
     return _measure(provider, cases, knobs, ref_out, shape, ceilings, rep_ms, False)
 

@@ -13,7 +13,14 @@ import triton.language as tl
 
 from splitkv.kernels.balanced import mark_empty, piece_of_slot, record_piece_range
 from splitkv.kernels.dependent_launch import release_dependent_grid
-from splitkv.kernels.online_softmax import LOG2E, softmax_step, store_partial
+from splitkv.kernels.online_softmax import (
+    LN2,
+    LOG2E,
+    normalized_state,
+    sink_weights,
+    softmax_step,
+    store_partial,
+)
 from splitkv.kernels.paged import (
     advance_page_ids,
     block_page_ids,
@@ -72,6 +79,20 @@ def gqa_split_kernel(
     HAS_WINDOW: tl.constexpr,
     HAS_CAP: tl.constexpr,
     RELEASE_MERGE: tl.constexpr = False,
+    # ONE_SPLIT_OUTPUT (one split a request): write the rows' output and lse, as the merge
+    # would, instead of a partial, and no merge follows (`output_rows`).
+    out_ptr=None,
+    lse_ptr=None,  # WRITE_LSE: [batch, qlen, heads] float32, natural log
+    sinks_ptr=None,  # HAS_SINKS: [heads] float32 natural-log logits
+    stride_out_batch=0,
+    stride_out_pos=0,
+    stride_out_head=0,
+    stride_lse_batch=0,
+    stride_lse_pos=0,
+    stride_lse_head=0,
+    ONE_SPLIT_OUTPUT: tl.constexpr = False,
+    WRITE_LSE: tl.constexpr = False,
+    HAS_SINKS: tl.constexpr = False,
 ):
     GROUP: tl.constexpr = NUM_Q_HEADS // NUM_KV_HEADS
     ROWS: tl.constexpr = QLEN * NUM_Q_HEADS
@@ -89,8 +110,9 @@ def gqa_split_kernel(
     per_split = keys_per_split(seq_len - first_key, num_splits, BLOCK_N)
     split_start = first_key + split * per_split
     split_end = tl.minimum(split_start + per_split, seq_len)
-    if split_start >= split_end:
-        return  # empty split: writes nothing, and the merge never reads it
+    if not ONE_SPLIT_OUTPUT:  # noqa: SIM102 (a compile-time branch around a run-time one)
+        if split_start >= split_end:
+            return  # empty split: writes nothing, and the merge never reads it
 
     q, row_ok, q_pos, q_head = gqa_load_queries(
         q_ptr,
@@ -134,11 +156,38 @@ def gqa_split_kernel(
         HAS_WINDOW,
         HAS_CAP,
     )
-    slot = (request.to(tl.int64) * ROWS + q_pos * NUM_Q_HEADS + q_head) * num_splits + split
     d = tl.arange(0, BLOCK_D)
-    store_partial(
-        partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d < HEAD_DIM, HEAD_DIM
-    )
+    if ONE_SPLIT_OUTPUT:
+        out_row = row_offsets(request, q_pos, q_head, stride_out_batch, stride_out_pos,
+                              stride_out_head)  # fmt: skip
+        lse_row = row_offsets(request, q_pos, q_head, stride_lse_batch, stride_lse_pos,
+                              stride_lse_head)  # fmt: skip
+        output_rows(out_ptr + out_row, lse_ptr + lse_row, sinks_ptr + q_head, row_ok, m_i, l_i,
+                    acc, d, d < HEAD_DIM, WRITE_LSE, HAS_SINKS)  # fmt: skip
+    else:
+        slot = (request.to(tl.int64) * ROWS + q_pos * NUM_Q_HEADS + q_head) * num_splits + split
+        store_partial(
+            partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d < HEAD_DIM, HEAD_DIM
+        )
+
+
+@triton.jit
+def output_rows(out_rows, lse_rows, sink_rows, row_ok, m_i, l_i, acc, d, d_ok,
+                WRITE_LSE: tl.constexpr, HAS_SINKS: tl.constexpr):  # fmt: skip
+    """A one-split request's rows as the merge writes them: the sink folded into the softmax
+    (HAS_SINKS), the output normalised in out's dtype (0 where no key was seen) and, WRITE_LSE,
+    the natural-log lse (-inf there). Saves the merge's launch and the partials' round trip:
+    at thousands of rows the merge was 6-41 us of a 60-185 us call (H200, docs/perf.md
+    session 37)."""
+    if HAS_SINKS:
+        sink = tl.load(sink_rows, mask=row_ok, other=0.0) * LOG2E
+        m_i, l_i, alpha = sink_weights(m_i, l_i, sink)
+        acc = acc * alpha[:, None]
+    out, lse = normalized_state(m_i, l_i, acc)
+    tl.store(out_rows[:, None] + d[None, :], out.to(out_rows.dtype.element_ty),
+             mask=row_ok[:, None] & d_ok[None, :])  # fmt: skip
+    if WRITE_LSE:
+        tl.store(lse_rows, lse * LN2, mask=row_ok)
 
 
 @triton.jit

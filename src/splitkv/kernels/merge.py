@@ -16,6 +16,7 @@ from splitkv.kernels.online_softmax import (
     fold_states,
     merged_lse,
     merged_output,
+    sink_weights,
     state_weights,
 )
 from splitkv.kernels.rows import row_offsets
@@ -138,11 +139,8 @@ def merge_splits_kernel(
         # A sink is one more logit in the softmax's denominator with no value (gpt-oss); it
         # arrives in natural log, the partials are base 2.
         sink = tl.load(sinks_ptr + head + tl.arange(0, 1)) * LOG2E
-        m_new = tl.maximum(m_i, sink)
-        alpha = tl.exp2(m_i - m_new)
+        m_i, l_i, alpha = sink_weights(m_i, l_i, sink)
         acc = acc * alpha
-        l_i = l_i * alpha + tl.exp2(sink - m_new)
-        m_i = m_new
     result = merged_output(acc, l_i)
     out_row = row_offsets(request, q_pos, head, stride_out_batch, stride_out_pos, stride_out_head)
     tl.store(out_ptr + out_row + offs_d, result.to(out_ptr.dtype.element_ty), mask=d_ok)

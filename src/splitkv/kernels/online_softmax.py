@@ -91,6 +91,16 @@ def merged_lse(m_i, l_i):
 
 
 @triton.jit
+def sink_weights(m_i, l_i, sink):
+    """Fold a sink (gpt-oss: one more base-2 logit in a row's softmax denominator, with no
+    value) into the running state. Returns (new max, new sum, the factor that rescales the
+    output accumulator)."""
+    m_new = tl.maximum(m_i, sink)
+    alpha = tl.exp2(m_i - m_new)
+    return m_new, l_i * alpha + tl.exp2(sink - m_new), alpha
+
+
+@triton.jit
 def normalized_state(m_i, l_i, acc):
     """Rows' (normalised output, base-2 lse) from a running state; rows that saw no key get
     0 and -inf."""
