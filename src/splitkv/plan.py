@@ -301,9 +301,9 @@ def plan_decode(
             (the merge on one-long batches is bound by such rows: H200 ncu, docs/perf.md
             session 12); the Gluon uniform kernel and GQA's on one split (without
             merge_streams): every program writes its rows' output, and no merge runs.
-            Default: on for one
-            split, and on the keys-as-rows loop for qlen 1 (`plan_rules.whole_pieces_for`:
-            H200 one-long -0.7%, ragged -0.9%; at qlen 2 the ragged batch lost 0.5%).
+            Default: on for one split, and on the keys-as-rows loop for qlen 1
+            (`plan_rules.whole_pieces_for`: H200 one-long -0.7%, ragged -0.9%; at qlen 2 the
+            ragged batch lost 0.5%).
         warp_specialized: MLA, uniform schedule or the balanced one's program loop, head
             blocks of 16, 32 or 64 rows, bfloat16 or float16, page_size >= 8, Hopper (sm_90):
             run stage 1 on the Gluon kernel whose copies and matrix multiplies run on

@@ -418,12 +418,19 @@ def wide_merge_slicing(
     heads 8k x 48 112.3 / 112.6 -> 111.7 / 111.5, 12 heads 8k x 48 and 16 x qlen 8 68k x 8
     level. The balanced merge's programs hold 12 an SM by their registers, and wider ones
     lost there (docs/perf.md session 15)."""
+    slices = slices_in_one_wave(d_split, merge_rows, compute_units)
+    return slices, min(4, num_warps * (d_split // slices))
+
+
+def slices_in_one_wave(d_split: int, merge_rows: int, compute_units: int) -> int:
+    """d_split halved while the merge's grid (rows x slices) takes more than one wave of
+    `MERGE_PROGRAMS_PER_SM` programs an SM (`wide_merge_slicing`, `narrow_rows_merge_slicing`).
+    d_split is a power of two dividing head_dim_v (the default's and the one-wave rule's), so
+    every half divides it too."""
     one_wave = MERGE_PROGRAMS_PER_SM * compute_units
-    # d_split is a power of two dividing head_dim_v (the default's and the one-wave rule's),
-    # so every half divides it too.
     while d_split > 1 and merge_rows * d_split > one_wave:
-        d_split, num_warps = d_split // 2, min(4, 2 * num_warps)
-    return d_split, num_warps
+        d_split //= 2
+    return d_split
 
 
 def narrow_rows_merge_slicing(
@@ -443,9 +450,7 @@ def narrow_rows_merge_slicing(
     one slice on one warp: llama3-8b at qlen 4 31.3 -> 5.5 us (the call 162.0 -> 136.7),
     gpt-oss 31.4 -> 9.2, at qlen 1 9.1 -> 2.6 and 9.2 -> 3.7; the whole row on 4 warps 19.5
     and 22.8 (a warp's share too small to pay for the reductions across warps)."""
-    one_wave = MERGE_PROGRAMS_PER_SM * compute_units
-    while d_split > 1 and merge_rows * d_split > one_wave:
-        d_split //= 2
+    d_split = slices_in_one_wave(d_split, merge_rows, compute_units)
     block_d = next_pow2(head_dim_v // d_split)
     num_warps = default_merge_num_warps(min(partials, block_s), block_d)
     most_partials = max(SMALL_S.value, NARROW_ROWS_TILE_ELEMENTS * num_warps // block_d)
