@@ -239,6 +239,21 @@ def main() -> None:
     for page_size, heads in [(1, (8, 1, 128)), (256, (64, 8, 64))]:
         gqa_default_then_corrupt(ragged, heads, page_size, dev, {"schedule": "balanced"},
                                  {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})  # fmt: skip
+    # Merge programs of several rows (merge_rows): balanced rows with sinks 8 a program,
+    # uniform splits 4 a program; checked, then with corrupt lengths and page ids.
+    for (q_heads, kv_heads, dim), knobs in [
+        ((64, 8, 64), {"schedule": "balanced", "merge_rows": 8}),
+        ((32, 8, 128), {"schedule": "uniform", "num_splits": 4, "merge_rows": 4}),
+    ]:
+        gqa = random_gqa_case(ragged, q_heads, kv_heads, dim, page_size=16, sinks=True,
+                              dtype=torch.bfloat16, device=dev)  # fmt: skip
+        plan = splitkv.plan_decode(len(ragged), max(ragged), q_heads, kind="gqa", page_size=16,
+                                   num_kv_heads=kv_heads, head_dim=dim, device=dev,
+                                   **knobs)  # fmt: skip
+        out, lse = splitkv.gqa_decode(*gqa.args, plan=plan, sinks=gqa.sinks)
+        reference = splitkv.reference.gqa_decode(*gqa.args, sinks=gqa.sinks)
+        check_against_reference(out, lse, *reference)
+        gqa_decode_corrupt(gqa, plan, {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})
     # Uniform splits on the long-split tile (3 stages, page ids a block ahead; docs/perf.md
     # sessions 29 and 30): one kv head on 256 splits of 512 keys over one-key and 256-key
     # pages, and 8 kv heads on half the planner's splits (4 x 8,192: 8 splits of 16 blocks).

@@ -13,6 +13,7 @@ from splitkv import DeviceSpec, num_partitions
 from splitkv.bench.shapes import GQA_ONE_LONG, GQA_RAGGED  # the bench's ragged GQA batches
 from splitkv.plan_rules import (
     default_merge_d_split,
+    merge_rows_for,
     narrow_merge_rows,
     narrow_rows_merge_slicing,
     one_wave_merge_slicing,
@@ -276,7 +277,7 @@ def test_narrow_rows_merge_in_fewer_slices_on_the_warps_their_tile_takes():
     gqa = functools.partial(splitkv.plan_decode, kind="gqa", num_kv_heads=8, head_dim=128,
                             qlen=4, device="meta", device_spec=H200)  # fmt: skip
     lengths = [4096 * (i + 1) // 48 for i in range(48)]
-    balanced = gqa(48, 4096, 32, seq_lens=lengths, schedule="balanced")
+    balanced = gqa(48, 4096, 32, seq_lens=lengths, schedule="balanced", merge_rows=1)
     merge = (balanced.merge_d_split, balanced.merge_num_warps, balanced.merge_block_s)
     assert merge == (1, 1, 32)
     uniform = gqa(48, 4096, 32, seq_lens=lengths, schedule="uniform", num_splits=1)
@@ -286,7 +287,31 @@ def test_narrow_rows_merge_in_fewer_slices_on_the_warps_their_tile_takes():
                merge_block_s=64).merge_block_s == 64  # fmt: skip
     mla = splitkv.plan_decode(48, 8192, 12, qlen=4, device="meta", device_spec=H200,
                               seq_lens=lengths, schedule="balanced")  # fmt: skip
-    assert mla.merge_d_split >= 8
+    assert mla.merge_d_split >= 8 and mla.merge_rows == 1
+
+
+def test_narrow_rows_merge_several_rows_a_program_past_a_wave():
+    # GQA rows past one wave of one-row programs (H200: 4,224) fold 2-8 rows of a request a
+    # program, each tile of partials within 4,096 elements a warp (docs/perf.md session 38).
+    assert merge_rows_for(256, 6144, 32, 128, 1, 132) == (2, 16)  # llama3-8b 48 x qlen 4
+    assert merge_rows_for(256, 12288, 64, 64, 1, 132) == (4, 16)  # gpt-oss 48 x qlen 4
+    assert merge_rows_for(256, 32768, 64, 64, 1, 132) == (8, 8)  # gpt-oss 128 x qlen 4
+    assert merge_rows_for(256, 65536, 64, 128, 1, 132) == (4, 16)  # the tile's bound at 128
+    assert merge_rows_for(256, 4096, 64, 64, 1, 132) == (1, 64)  # within one wave
+    assert merge_rows_for(12, 12288, 8, 64, 1, 132) == (4, 8)  # a divisor of the rows
+    assert merge_rows_for(8, 12288, 4, 64, 1, 132) == (4, 4)  # uniform: 4 splits' tile
+    gqa = functools.partial(splitkv.plan_decode, kind="gqa", num_kv_heads=8, head_dim=64,
+                            qlen=4, device="meta", device_spec=H200)  # fmt: skip
+    lengths = [2048 * (i + 1) // 48 for i in range(48)]
+    balanced = gqa(48, 2048, 64, seq_lens=lengths, schedule="balanced")
+    assert (balanced.merge_rows, balanced.merge_block_s) == (4, 16)
+    assert gqa(48, 2048, 64, seq_lens=lengths, merge_rows=2, schedule="balanced").merge_rows == 2
+    with pytest.raises(ValueError, match="merge_rows"):
+        gqa(48, 2048, 64, merge_rows=3)
+    with pytest.raises(ValueError, match="merge_rows"):
+        gqa(48, 2048, 12, merge_rows=8, num_kv_heads=3, qlen=1)  # 12 rows a request
+    with pytest.raises(ValueError, match="merge_rows"):
+        gqa(48, 2048, 64, merge_rows=16)
 
 
 def test_explicit_knobs_and_frozen_plan():

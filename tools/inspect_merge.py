@@ -4,6 +4,7 @@ of partials an iteration), which on one warp set the long rows' serial chain.
 
     python tools/inspect_merge.py                        # the balanced default: 64 x 64, 1 warp
     python tools/inspect_merge.py --block-s 128 --warps 4 --uniform
+    python tools/inspect_merge.py --head-dim 64 --heads 64 --qlen 4 --rows 8 --block-s 8
 
 Uses the ptxas and cuobjdump that ship inside Triton's wheel; sm_90 (H100/H200) by default.
 """
@@ -34,16 +35,17 @@ ALIGNED = ("partial_o_ptr", "partial_lse_ptr", "out_ptr")  # as the launcher spe
 
 
 def compile_merge(block_s: int, block_d: int, warps: int, heads: int, qlen: int, balanced: bool,
-                  whole_pieces: bool, arch: int, merge_streams: bool = False):  # fmt: skip
+                  whole_pieces: bool, arch: int, merge_streams: bool = False,
+                  head_dim: int = 512, rows: int = 1):  # fmt: skip
     """merge_splits_kernel as `mla.merge_workspace` launches it after a Gluon stage 1 (waiting
     for it, bfloat16 out, lse written; with merge_streams, polling its split flags instead)."""
-    constants = {"NUM_HEADS": heads, "QLEN": qlen, "HEAD_DIM_V": 512, "SPLIT_BLOCK_N": 64,
+    constants = {"NUM_HEADS": heads, "QLEN": qlen, "HEAD_DIM_V": head_dim, "SPLIT_BLOCK_N": 64,
                  "BLOCK_S": block_s, "BLOCK_D": block_d, "WRITE_LSE": True, "HAS_WINDOW": False,
                  "HAS_SINKS": False, "BALANCED": balanced,
                  "WAIT_FOR_STAGE_1": not merge_streams,
                  "WHOLE_PIECES": whole_pieces and balanced, "RELEASE_NEXT": False,
                  "program_times_ptr": None, "TIME_PROGRAMS": False,
-                 "MERGE_STREAMS": merge_streams}  # fmt: skip
+                 "MERGE_STREAMS": merge_streams, "ROWS_PER_PROGRAM": rows}  # fmt: skip
     if not merge_streams:
         constants["split_flags_ptr"] = None
     signature = {}
@@ -92,13 +94,15 @@ def main() -> None:
     parser.add_argument("--no-whole-pieces", action="store_true")
     parser.add_argument("--merge-streams", action="store_true",
                         help="--uniform: fold each split as its flag goes up")  # fmt: skip
+    parser.add_argument("--head-dim", type=int, default=512, help="columns of a row")
+    parser.add_argument("--rows", type=int, default=1, help="rows a program (merge_rows)")
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="(the output is always JSON)")
     args = parser.parse_args()
     kernel = compile_merge(args.block_s, args.block_d, args.warps, args.heads, args.qlen,
                            not args.uniform, not args.no_whole_pieces, args.arch,
-                           args.merge_streams)  # fmt: skip
-    row = {"block_s": args.block_s, "block_d": args.block_d, "warps": args.warps,
+                           args.merge_streams, args.head_dim, args.rows)  # fmt: skip
+    row = {"block_s": args.block_s, "block_d": args.block_d, "warps": args.warps, "rows": args.rows,
            "balanced": not args.uniform, **report(kernel)}  # fmt: skip
     print(json.dumps(row))
 

@@ -142,6 +142,19 @@ def gqa_balanced_programs(key_blocks: int, groups: int, wave_per_sm: int, comput
     return programs
 
 
+def gqa_balanced_grid(lengths: list[int] | None, keys: int, batch: int, groups: int,
+                      block_h: int, head_dim: int, itemsize: int, wave_per_sm: int,
+                      compute_units: int, min_blocks: int) -> int:  # fmt: skip
+    """num_programs of a balanced GQA plan on `gqa_balanced_tile` (per kv head and head block,
+    `groups` of them): `gqa_balanced_programs` over the batch's key blocks of that tile, each
+    request's `lengths` (or `keys` each, where unknown) clipped to `keys`."""
+    block_n = gqa_balanced_tile(block_h, head_dim, itemsize)[0]
+    key_blocks = sum(-(-min(n, keys) // block_n) for n in lengths or [keys] * batch)
+    resident = gqa_balanced_residency(block_h, head_dim, itemsize)
+    return gqa_balanced_programs(key_blocks, groups, wave_per_sm, compute_units, min_blocks,
+                                 batch, resident)  # fmt: skip
+
+
 # Programs of `gqa_long_split_tile`'s uniform kernel an H200 SM holds, by (rows, head dim), in
 # 16-bit types: the fewest of the models' builds (`tools/inspect_gqa.py --batch uniform`, sm_90,
 # checked by tests/test_gqa_compiled.py). 16 rows: 154-156 registers, 70 KB of shared memory;

@@ -301,7 +301,7 @@ def merge_workspace(
     balanced = plan.schedule == "balanced"
     lse_arg, lse_strides = lse_args(lse, out)
     with torch.cuda.device(out.device) if out.is_cuda else contextlib.nullcontext():
-        merge_splits_kernel[(batch * qlen * num_heads, plan.merge_d_split)](
+        merge_splits_kernel[(batch * qlen * num_heads // plan.merge_rows, plan.merge_d_split)](
             plan.workspace.partial_o,
             plan.workspace.partial_lse,
             seq_lens,
@@ -336,6 +336,7 @@ def merge_workspace(
             TIME_PROGRAMS=program_times is not None,
             split_flags_ptr=plan.workspace.split_flags,
             MERGE_STREAMS=plan.merge_streams,
+            ROWS_PER_PROGRAM=plan.merge_rows,
             num_warps=plan.merge_num_warps,
             **({"launch_pdl": True} if plan.dependent_launch else {}),
         )

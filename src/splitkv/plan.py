@@ -15,9 +15,10 @@ import torch
 from splitkv import warp_specialized as ws
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_bool, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
-from splitkv.gqa_tile_rules import gqa_balanced_programs, gqa_tile_for, gqa_wide_tile
+from splitkv.gqa_tile_rules import gqa_balanced_grid, gqa_tile_for, gqa_wide_tile
 from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.plan_rules import (
+    MAX_MERGE_ROWS,
     MAX_SPLITS,
     MIN_DOT,
     TMA_BLOCK_N,
@@ -37,6 +38,7 @@ from splitkv.plan_rules import (
     keys_as_rows_for,
     loop_streams_long_batch,
     merge_partials_per_row,
+    merge_rows_for,
     merge_streams_for,
     narrow_gluon_splits,
     narrow_merge_rows,
@@ -165,6 +167,7 @@ class DecodePlan:
     workspace: DecodeWorkspace = field(compare=False)
     merge_streams: bool = False
     alternate_blocks: bool = False
+    merge_rows: int = 1
 
     @property
     def split_grid(self) -> int:
@@ -197,6 +200,7 @@ def plan_decode(
     merge_block_s: int | None = None,
     merge_d_split: int | None = None,
     merge_num_warps: int | None = None,
+    merge_rows: int | None = None,
     block_h: int | None = None,
     block_n: int | None = None,
     num_warps: int | None = None,
@@ -260,6 +264,9 @@ def plan_decode(
             neither merge knob given, a merge that fits one wave takes twice the slices and
             half the warps (`one_wave_merge_slicing`); rows of at most 128 columns (GQA) take
             half the slices while the merge passes a wave (`narrow_rows_merge_slicing`).
+        merge_rows: rows of one request each merge program folds as one tile (a power of two
+            dividing heads x qlen, up to 8); default: 1, or for rows of at most 128 columns
+            (GQA) the fewest that bring the merge within one wave (`merge_rows_for`).
         page_prefetch: load the next key block's page ids one iteration ahead, so the KV
             blocks can be double-buffered; default: where the device's tunables measured a gain
             (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`; the GQA balanced and
@@ -519,11 +526,18 @@ def plan_decode(
                                                   num_splits, keys, batch_size,
                                                   spec.compute_units,
                                                   may_halve=default_splits)  # fmt: skip
+            model_grid = None
+            if gqa_tiled and default_grid:
+                model_grid = gqa_balanced_grid(
+                    lengths, keys, batch_size, num_kv_heads * num_head_blocks, block_h,
+                    head_dim_v, dtype.itemsize, wave // spec.compute_units, spec.compute_units,
+                    spec.tunables.gqa_balanced_min_blocks,
+                )  # fmt: skip
             schedule = modelled_schedule(lengths, model_splits, num_programs,
                                          num_kv_heads * num_head_blocks, wave, block_n or 64,
                                          kind=kind, spec=spec, gluon_splits=gluon_splits,
-                                         narrow=narrow,
-                                         balanced_on_gluon=gluon_pays[True])  # fmt: skip
+                                         narrow=narrow, balanced_on_gluon=gluon_pays[True],
+                                         balanced_grid=model_grid)  # fmt: skip
         # 16-row tiles only: at 32 rows (12 heads x qlen 2) the loop lost 2% at 68k x 8 / 16
         # and tied at 327k (docs/perf.md v0.2.9f).
         narrow_loop = gluon_may_run and block_h == MIN_DOT and program_loop is not False
@@ -558,10 +572,10 @@ def plan_decode(
     # to the planner (docs/perf.md session 28); uniform splits take the long-split tile where
     # their launch fits one wave of it, on half the planner's splits if need be (sessions 29
     # and 30).
-    gqa_tile = resident = None
+    gqa_tile = None
     if gqa_tiled:
         splits_before = num_splits
-        gqa_tile, num_splits, resident = gqa_tile_for(
+        gqa_tile, num_splits, _ = gqa_tile_for(
             balanced, block_h, head_dim_v, dtype.itemsize, num_splits, keys,
             batch_size * num_kv_heads * num_head_blocks, spec.compute_units,
             may_halve=default_splits,
@@ -572,11 +586,10 @@ def plan_decode(
         block_n, num_stages = gqa_tile[0], gqa_tile[1]
         page_prefetch = gqa_tile[2] if page_prefetch is None else page_prefetch
     if default_grid and balanced and not program_loop and gqa_tile:
-        key_blocks = sum(-(-min(n, keys) // block_n) for n in lengths or [keys] * batch_size)
-        num_programs = gqa_balanced_programs(key_blocks, num_kv_heads * num_head_blocks,
-                                             wave // spec.compute_units, spec.compute_units,
-                                             spec.tunables.gqa_balanced_min_blocks,
-                                             batch_size, resident)  # fmt: skip
+        num_programs = gqa_balanced_grid(lengths, keys, batch_size, num_kv_heads * num_head_blocks,
+                                         block_h, head_dim_v, dtype.itemsize,
+                                         wave // spec.compute_units, spec.compute_units,
+                                         spec.tunables.gqa_balanced_min_blocks)  # fmt: skip
     elif default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
     if warp_specialized and block_h in ws.NARROW_BLOCK_H:
@@ -722,6 +735,21 @@ def plan_decode(
             )
     check_int("merge_num_warps", merge_num_warps, 1, 8)
     check_pow2("merge_num_warps", merge_num_warps)
+    if merge_rows is None:
+        merge_rows = 1
+        if slicing_free and not interpreted and narrow_merge_rows(head_dim_v):
+            merge_rows, narrow_block_s = merge_rows_for(
+                rows, batch_size * rows * merge_d_split, merge_block_s,
+                next_pow2(head_dim_v // merge_d_split), merge_num_warps, spec.compute_units,
+            )  # fmt: skip
+            if block_s_free:
+                merge_block_s = narrow_block_s
+    check_int("merge_rows", merge_rows, 1, MAX_MERGE_ROWS)
+    check_pow2("merge_rows", merge_rows)
+    if rows % merge_rows:
+        raise ValueError(
+            f"merge_rows: expected a divisor of heads x qlen = {rows}, got {merge_rows}"
+        )
     if head_dim_v % merge_d_split:
         raise ValueError(
             f"merge_d_split: expected a divisor of head_dim_v={head_dim_v}, got {merge_d_split}"
@@ -794,6 +822,7 @@ def plan_decode(
         workspace=workspace,
         merge_streams=merge_streams,
         alternate_blocks=alternate_blocks,
+        merge_rows=merge_rows,
     )
 
 

@@ -33,6 +33,7 @@ NARROW_ROWS_TILE_ELEMENTS = 4096
 # Programs an SM holds at once: the hardware's 32 blocks, which binds the uniform merge's
 # one-warp programs (32-52 registers a thread, tools/inspect_merge.py --uniform).
 MERGE_PROGRAMS_PER_SM = 32
+MAX_MERGE_ROWS = 8  # rows of one request a merge program folds as one tile (merge_rows_for)
 GridOrder = Literal["split_major", "batch_major"]
 
 
@@ -455,6 +456,30 @@ def narrow_rows_merge_slicing(
     num_warps = default_merge_num_warps(min(partials, block_s), block_d)
     most_partials = max(SMALL_S.value, NARROW_ROWS_TILE_ELEMENTS * num_warps // block_d)
     return d_split, num_warps, min(block_s, most_partials)
+
+
+def merge_rows_for(rows: int, merge_programs: int, block_s: int, block_d: int,
+                   num_warps: int, compute_units: int) -> tuple[int, int]:  # fmt: skip
+    """(merge_rows, merge_block_s) for rows of at most 128 columns (`narrow_merge_rows`): the
+    fewest rows a merge program folds as one tile (a power of two dividing a request's `rows`,
+    up to MAX_MERGE_ROWS) that bring its grid (`merge_programs` at one row a program) within
+    one wave of `MERGE_PROGRAMS_PER_SM` programs an SM, while the tile most rows fold (rows x
+    up to SMALL_S partials x block_d) stays within NARROW_ROWS_TILE_ELEMENTS a warp; the tile
+    of partials of the rows with more (block_s) shrinks as much, down to SMALL_S. Past a wave
+    each one-row program pays its launch and its chain of dependent loads (the piece range,
+    the lse, the partials) in turn; a program of several rows issues their loads together."""
+    one_wave = MERGE_PROGRAMS_PER_SM * compute_units
+    budget = NARROW_ROWS_TILE_ELEMENTS * num_warps
+    small_tile = min(block_s, SMALL_S.value) * block_d
+    merge_rows = 1
+    while (
+        merge_programs > merge_rows * one_wave
+        and 2 * merge_rows <= MAX_MERGE_ROWS
+        and rows % (2 * merge_rows) == 0
+        and 2 * merge_rows * small_tile <= budget
+    ):
+        merge_rows *= 2
+    return merge_rows, min(block_s, max(SMALL_S.value, block_s // merge_rows))
 
 
 def narrow_merge_rows(head_dim_v: int) -> bool:

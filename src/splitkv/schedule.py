@@ -67,6 +67,7 @@ def modelled_schedule(
     gluon_splits: int | None = None,
     narrow: bool = False,
     balanced_on_gluon: bool = True,
+    balanced_grid: int | None = None,
 ) -> str:
     """`plan_decode`'s schedule="auto" where it was given lengths: `pick_schedule` weighing the
     kernels that would run (H200 measurements: docs/perf.md sessions 32 and 34).
@@ -82,6 +83,16 @@ def modelled_schedule(
     The balanced schedule's fixed cost (`balanced_fixed_blocks`) was fitted on MLA batches;
     GQA's choice was measured without it (sessions 27-28).
 
+    balanced_grid: the balanced GQA plan's own num_programs (`gqa_balanced_grid`), weighed
+    where it is larger than `num_programs` (the wave the uniform plan is counted in) and the
+    longest request spans more than one of its programs' shares. Weighed at the wave, 8-kv-head
+    batches of 128 requests of up to 4k-16k keys and 48 of up to 64k kept uniform splits 7-20%
+    slower than their balanced plan's 132 programs a kv head (llama3-8b 128 x up to 16k:
+    1,223.5 against 1,083.3 us). Where no request passes a share, one uniform program a
+    request is as even already, and 256 requests of 100-500 keys ran uniform 25-47% faster
+    (llama3-8b 89.8 against 120.4 us). Over 156 8- and 32-kv-head batches timed both ways the
+    default's loss to the faster schedule 1,267.7 -> 305.0 us (H200, docs/perf.md session 38).
+
     >>> spec = DeviceSpec.preset("h200")
     >>> modelled_schedule([3821, 3754, 2169, 996], 32, 264, 1, 264, 64, kind="mla", spec=spec,
     ...                   gluon_splits=32, narrow=True, balanced_on_gluon=False)
@@ -94,6 +105,10 @@ def modelled_schedule(
         if narrow:
             num_programs = max(1, spec.compute_units // programs_per_unit)
             wave = spec.compute_units
+    if balanced_grid is not None and balanced_grid > num_programs:
+        blocks = [-(-max(n, 0) // block_n) for n in lengths]
+        if max(blocks) * balanced_grid > sum(blocks):
+            num_programs = balanced_grid
     fixed = spec.tunables.balanced_fixed_blocks if kind == "mla" else 0.0
     return pick_schedule(lengths, num_splits, num_programs, programs_per_unit, wave, block_n,
                          spec.tunables.balanced_cost, fixed)  # fmt: skip

@@ -77,6 +77,22 @@ def fold_states(acc, l_i, alpha, weight, o_s):
 
 
 @triton.jit
+def row_state_weights(m_i, lse_s):
+    """`state_weights` for a tile of rows: m_i [ROWS], lse_s [ROWS, states]."""
+    m_new = tl.maximum(m_i, tl.max(lse_s, 1))
+    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+    return m_new, tl.exp2(m_i - m_safe), tl.exp2(lse_s - m_safe[:, None])
+
+
+@triton.jit
+def row_fold_states(acc, l_i, alpha, weight, o_s):
+    """`fold_states` for a tile of rows: acc [ROWS, columns], weight [ROWS, states], o_s
+    [ROWS, states, columns]."""
+    folded = tl.sum(weight[:, :, None] * o_s, 1)
+    return acc * alpha[:, None] + folded, l_i * alpha + tl.sum(weight, 1)
+
+
+@triton.jit
 def merged_output(acc, l_i):
     """The normalised output of merged states; 0 where no state had keys."""
     has_keys = l_i > 0.0
