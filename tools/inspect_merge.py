@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from inspect_kernel import loop_bodies, registers_and_stack, sass_of
 
 from splitkv.kernels.merge import merge_splits_kernel
+from splitkv.kernels.merge_rows import merge_rows_kernel
 
 POINTERS = {"partial_o_ptr": "*fp32", "partial_lse_ptr": "*fp32", "seq_lens_ptr": "*i32",
             "piece_ranges_ptr": "*i32", "out_ptr": "*bf16",
@@ -48,15 +49,16 @@ def compile_merge(block_s: int, block_d: int, warps: int, heads: int, qlen: int,
                  "MERGE_STREAMS": merge_streams, "ROWS_PER_PROGRAM": rows}  # fmt: skip
     if not merge_streams:
         constants["split_flags_ptr"] = None
+    kernel = merge_rows_kernel if rows > 1 else merge_splits_kernel
     signature = {}
-    for name in merge_splits_kernel.arg_names:
+    for name in kernel.arg_names:
         if name in constants:
             signature[name] = "constexpr"
         else:
             signature[name] = POINTERS.get(name, "i32")
-    attrs = {(merge_splits_kernel.arg_names.index(name),): [["tt.divisibility", 16]]
+    attrs = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
              for name in ALIGNED}  # fmt: skip
-    source = ASTSource(merge_splits_kernel, signature, constants, attrs)
+    source = ASTSource(kernel, signature, constants, attrs)
     return triton.compile(source, target=GPUTarget("cuda", arch, 32), options={"num_warps": warps})
 
 

@@ -11,6 +11,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 from splitkv import warp_specialized
 from splitkv.checks import MlaCall, check_mla_call, rows_describable, validate_decode_data
 from splitkv.kernels.merge import merge_splits_kernel
+from splitkv.kernels.merge_rows import merge_rows_kernel
 from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
 from splitkv.plan import (
     MAX_HEADS,
@@ -301,7 +302,8 @@ def merge_workspace(
     balanced = plan.schedule == "balanced"
     lse_arg, lse_strides = lse_args(lse, out)
     with torch.cuda.device(out.device) if out.is_cuda else contextlib.nullcontext():
-        merge_splits_kernel[(batch * qlen * num_heads // plan.merge_rows, plan.merge_d_split)](
+        merge = merge_rows_kernel if plan.merge_rows > 1 else merge_splits_kernel
+        merge[(batch * qlen * num_heads // plan.merge_rows, plan.merge_d_split)](
             plan.workspace.partial_o,
             plan.workspace.partial_lse,
             seq_lens,

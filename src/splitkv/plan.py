@@ -758,6 +758,8 @@ def plan_decode(
     merge_streams = merge_streams_for(merge_streams, kind=kind, balanced=balanced,
                                       merge_block_s=merge_block_s, num_splits=num_splits,
                                       merge_d_split=merge_d_split)  # fmt: skip
+    if merge_streams and merge_rows > 1:
+        raise ValueError(f"merge_rows: merge_streams folds one row a program, got {merge_rows}")
     whole_pieces = whole_pieces_for(
         whole_pieces,
         program_loop=program_loop,

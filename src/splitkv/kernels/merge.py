@@ -13,11 +13,11 @@ import triton.language as tl
 from splitkv.kernels.dependent_launch import release_dependent_grid, wait_for_prior_grid
 from splitkv.kernels.online_softmax import (
     LOG2E,
+    fold_states,
     merged_lse,
     merged_output,
-    row_fold_states,
-    row_state_weights,
     sink_weights,
+    state_weights,
 )
 from splitkv.kernels.rows import row_offsets
 from splitkv.kernels.split_flags import splits_landed
@@ -64,51 +64,40 @@ def merge_splits_kernel(
     TIME_PROGRAMS: tl.constexpr = False,
     split_flags_ptr=None,  # MERGE_STREAMS: [programs, num_splits] int32 (kernels/split_flags.py)
     MERGE_STREAMS: tl.constexpr = False,
-    ROWS_PER_PROGRAM: tl.constexpr = 1,  # rows of one request a program merges as one tile
+    ROWS_PER_PROGRAM: tl.constexpr = 1,  # kernels/merge_rows.py takes more
 ):
+    tl.static_assert(ROWS_PER_PROGRAM == 1, "one row a program (merge_rows_kernel: several)")
     ROWS: tl.constexpr = QLEN * NUM_HEADS
-    R: tl.constexpr = ROWS_PER_PROGRAM
-    tl.static_assert(ROWS % R == 0, "a merge program's rows belong to one request")
-    program = tl.program_id(0)  # rows R * program ... R * program + R - 1, of one request
+    row_id = tl.program_id(0)  # request * ROWS + row
     slice_id = tl.program_id(1)  # which BLOCK_D columns
-    times_at = 3 * (program * tl.num_programs(1) + slice_id)  # TIME_PROGRAMS: its stamps
+    times_at = 3 * (row_id * tl.num_programs(1) + slice_id)  # TIME_PROGRAMS: this row's stamps
     stamp(program_times_ptr, times_at, TIME_PROGRAMS)
     # The next call's stage 1 (a dependent launch with the plan's `early_start`) may start its
     # prologue now; it waits for our writes before reading q or writing the workspace.
     release_dependent_grid(RELEASE_NEXT)
     d_start = slice_id * BLOCK_D
-    row_ids = program * R + tl.arange(0, R)  # request * ROWS + row
-    request = (program * R) // ROWS
-    rows = row_ids % ROWS
+    request = row_id // ROWS
+    row = row_id % ROWS
 
-    # The same bounds as stage 1: only partials stage 1 wrote are read.
-    seq_len = clamped_seq_len(seq_lens_ptr, request, max_seq_len)
-    if HAS_WINDOW:
-        seq_len = seq_len - first_visible_key(seq_len, window_left, QLEN, SPLIT_BLOCK_N)
+    seq_len = merged_seq_len(seq_lens_ptr, request, max_seq_len, window_left, QLEN,
+                             SPLIT_BLOCK_N, HAS_WINDOW)  # fmt: skip
     if not BALANCED:
         num_written = tl.cdiv(seq_len, keys_per_split(seq_len, num_splits, SPLIT_BLOCK_N))
-        first_slot = row_ids.to(tl.int64) * num_splits
+        first_slot = row_id.to(tl.int64) * num_splits
     offs_d = d_start + tl.arange(0, BLOCK_D)
     d_ok = offs_d < HEAD_DIM_V
-    m_i = tl.full([R], float("-inf"), tl.float32)
-    l_i = tl.zeros([R], tl.float32)
-    acc = tl.zeros([R, BLOCK_D], tl.float32)
+    m_i = tl.full([1], float("-inf"), tl.float32)
+    l_i = tl.zeros([1], tl.float32)
+    acc = tl.zeros([BLOCK_D], tl.float32)
     # Launched as a programmatic dependent of stage 1: no partial may be read before stage 1 has
     # finished. What comes before reads only inputs stage 1 does not write (seq_lens), so
     # that latency overlaps stage 1's tail.
     wait_for_prior_grid(WAIT_FOR_STAGE_1)
     stamp(program_times_ptr, times_at + 1, TIME_PROGRAMS)
     if BALANCED:
-        # Request b's pieces sit in slots first + b ... last + b of the row's contiguous
-        # [num_programs + batch] slots; stage 1 wrote [first, last] (kernels/balanced.py) for
-        # every request with keys, and empty programs in the range marked their slot lse -inf.
-        # Clamped to the grid, so no workspace content can send the reads out of bounds.
         has_keys = seq_len > 0
-        first = tl.load(piece_ranges_ptr + 2 * request, mask=has_keys, other=0)
-        last = tl.load(piece_ranges_ptr + 2 * request + 1, mask=has_keys, other=-1)
-        first = tl.minimum(tl.maximum(first, 0), num_programs - 1)
-        num_written = tl.maximum(tl.minimum(last, num_programs - 1) - first + 1, 0)
-        first_slot = rows.to(tl.int64) * (num_programs + batch) + first + request
+        first, num_written = piece_range(piece_ranges_ptr, request, has_keys, num_programs)
+        first_slot = row.to(tl.int64) * (num_programs + batch) + first + request
         if WHOLE_PIECES:  # noqa: SIM102 (a compile-time branch around a run-time one)
             # One piece held all the request's keys: stage 1 wrote its output and lse itself
             # (the Gluon program loop's `store_rows`), so there is nothing to fold.
@@ -120,8 +109,7 @@ def merge_splits_kernel(
     # than the small tile, the condition is a compile-time False and the branch folds away.
     if MERGE_STREAMS:
         # Uniform, one tile (plan_rules.merge_streams_for): each partial as its flag goes up.
-        flag_rows = row_ids.to(tl.int64) * tl.num_programs(1) + slice_id
-        flags = split_flags_ptr + flag_rows * num_splits
+        flags = split_flags_ptr + (row_id.to(tl.int64) * tl.num_programs(1) + slice_id) * num_splits
         m_i, l_i, acc = fold_as_written(
             partial_o_ptr, partial_lse_ptr, flags, first_slot, num_written, offs_d, d_ok,
             m_i, l_i, acc, HEAD_DIM_V, BLOCK_S,
@@ -138,27 +126,51 @@ def merge_splits_kernel(
                 m_i, l_i, acc, HEAD_DIM_V, BLOCK_S,
             )  # fmt: skip
 
-    q_pos = rows // NUM_HEADS
-    head = rows % NUM_HEADS
+    q_pos = row // NUM_HEADS
+    head = row % NUM_HEADS
     if HAS_SINKS:
         # A sink is one more logit in the softmax's denominator with no value (gpt-oss); it
         # arrives in natural log, the partials are base 2.
-        sink = tl.load(sinks_ptr + head) * LOG2E
+        sink = tl.load(sinks_ptr + head + tl.arange(0, 1)) * LOG2E
         m_i, l_i, alpha = sink_weights(m_i, l_i, sink)
-        acc = acc * alpha[:, None]
-    result = merged_output(acc, l_i[:, None])
-    out_rows = row_offsets(request, q_pos, head, stride_out_batch, stride_out_pos, stride_out_head)
-    tl.store(out_ptr + out_rows[:, None] + offs_d[None, :],
-             result.to(out_ptr.dtype.element_ty), mask=d_ok[None, :])  # fmt: skip
+        acc = acc * alpha
+    result = merged_output(acc, l_i)
+    out_row = row_offsets(request, q_pos, head, stride_out_batch, stride_out_pos, stride_out_head)
+    tl.store(out_ptr + out_row + offs_d, result.to(out_ptr.dtype.element_ty), mask=d_ok)
     # Two ifs: the first is compile-time (constexpr), the second a run-time branch.
     if WRITE_LSE:  # noqa: SIM102
         if slice_id == 0:
             lse = merged_lse(m_i, l_i)
-            lse_rows = row_offsets(
+            lse_row = row_offsets(
                 request, q_pos, head, stride_lse_batch, stride_lse_pos, stride_lse_head
             )
-            tl.store(lse_ptr + lse_rows, lse)
+            tl.store(lse_ptr + lse_row + tl.arange(0, 1), lse)
     stamp(program_times_ptr, times_at + 2, TIME_PROGRAMS)
+
+
+@triton.jit
+def merged_seq_len(seq_lens_ptr, request, max_seq_len, window_left, QLEN: tl.constexpr,
+                   SPLIT_BLOCK_N: tl.constexpr, HAS_WINDOW: tl.constexpr):  # fmt: skip
+    """The keys stage 1 split for `request`, with the same bounds as stage 1 (only partials
+    stage 1 wrote are read): its clamped length, or with a window the keys the window sees."""
+    seq_len = clamped_seq_len(seq_lens_ptr, request, max_seq_len)
+    if HAS_WINDOW:
+        seq_len = seq_len - first_visible_key(seq_len, window_left, QLEN, SPLIT_BLOCK_N)
+    return seq_len
+
+
+@triton.jit
+def piece_range(piece_ranges_ptr, request, has_keys, num_programs):
+    """The balanced schedule's (first program, pieces) of `request`, read after stage 1 ends.
+
+    Request b's pieces sit in slots first + b ... last + b of each row's contiguous
+    [num_programs + batch] slots; stage 1 wrote [first, last] (kernels/balanced.py) for every
+    request with keys, and empty programs in the range marked their slot lse -inf. Clamped to
+    the grid, so no workspace content can send the reads out of bounds."""
+    first = tl.load(piece_ranges_ptr + 2 * request, mask=has_keys, other=0)
+    last = tl.load(piece_ranges_ptr + 2 * request + 1, mask=has_keys, other=-1)
+    first = tl.minimum(tl.maximum(first, 0), num_programs - 1)
+    return first, tl.maximum(tl.minimum(last, num_programs - 1) - first + 1, 0)
 
 
 @triton.jit
@@ -176,57 +188,51 @@ def fold_partials(
     HEAD_DIM_V: tl.constexpr,
     TILE_S: tl.constexpr,
 ):
-    """Fold the rows' partials s0 .. s0 + TILE_S (those under num_written) into their running
-    (max, sum, output) as one [rows, TILE_S, BLOCK_D] tile; first_slot [rows]."""
+    """Fold the row's partials s0 .. s0 + TILE_S (those under num_written) into the running
+    (max, sum, output) as one [TILE_S, BLOCK_D] tile."""
     splits = s0 + tl.arange(0, TILE_S)
-    slots = first_slot[:, None] + splits[None, :]
-    # [1, TILE_S]: the loads broadcast it over the rows, which share their partials' count.
-    s_ok = (splits < num_written)[None, :]
-    return fold_slots(partial_o_ptr, partial_lse_ptr, slots, s_ok, offs_d, d_ok, m_i, l_i, acc,
-                      HEAD_DIM_V, "")  # fmt: skip
+    return fold_slots(partial_o_ptr, partial_lse_ptr, first_slot + splits, splits < num_written,
+                      offs_d, d_ok, m_i, l_i, acc, HEAD_DIM_V, "")  # fmt: skip
 
 
 @triton.jit
 def fold_as_written(partial_o_ptr, partial_lse_ptr, flags, first_slot, num_written, offs_d,
                     d_ok, m_i, l_i, acc, HEAD_DIM_V: tl.constexpr,
                     TILE_S: tl.constexpr):  # fmt: skip
-    """`merge_streams`: fold the rows' num_written partials (one tile) in the order stage 1
+    """`merge_streams`: fold the row's num_written partials (one tile) in the order stage 1
     writes them, each once its flag is up (kernels/split_flags.py), then clear the flags. The
-    partials come from L2: an L1 line of the previous call's must not be read. flags and
-    first_slot [rows]."""
-    splits = tl.arange(0, TILE_S)[None, :]
-    flag_ptrs = flags[:, None] + splits
-    slots = first_slot[:, None] + splits
-    s_ok = slots < first_slot[:, None] + num_written
+    partials come from L2: an L1 line of the previous call's must not be read."""
+    splits = tl.arange(0, TILE_S)
+    s_ok = splits < num_written
     pending = s_ok
-    while tl.sum(tl.sum(pending.to(tl.int32), 1), 0) > 0:
-        landed = splits_landed(flag_ptrs, pending)
-        if tl.sum(tl.sum(landed.to(tl.int32), 1), 0) > 0:
-            m_i, l_i, acc = fold_slots(partial_o_ptr, partial_lse_ptr, slots, landed, offs_d,
-                                       d_ok, m_i, l_i, acc, HEAD_DIM_V, ".cg")  # fmt: skip
+    while tl.sum(pending.to(tl.int32), 0) > 0:
+        landed = splits_landed(flags + splits, pending)
+        if tl.sum(landed.to(tl.int32), 0) > 0:
+            m_i, l_i, acc = fold_slots(partial_o_ptr, partial_lse_ptr, first_slot + splits,
+                                       landed, offs_d, d_ok, m_i, l_i, acc, HEAD_DIM_V,
+                                       ".cg")  # fmt: skip
         pending = pending & ~landed
-    tl.store(flag_ptrs, tl.zeros_like(slots).to(tl.int32), mask=s_ok)
+    tl.store(flags + splits, tl.zeros([TILE_S], tl.int32), mask=s_ok)
     return m_i, l_i, acc
 
 
 @triton.jit
 def fold_slots(partial_o_ptr, partial_lse_ptr, slots, s_ok, offs_d, d_ok, m_i, l_i, acc,
                HEAD_DIM_V: tl.constexpr, CACHE: tl.constexpr):  # fmt: skip
-    """Fold the partials at `slots` [rows, states] (those under s_ok) into the rows' running
-    (max, sum, output) as one [rows, states, BLOCK_D] tile, loaded with the cache modifier
-    CACHE ("" for the default)."""
+    """Fold the partials at `slots` (those under s_ok) into the running (max, sum, output) as
+    one [slots, BLOCK_D] tile, loaded with the cache modifier CACHE ("" for the default)."""
     lse_s = tl.load(partial_lse_ptr + slots, mask=s_ok, other=float("-inf"),
                     cache_modifier=CACHE)  # fmt: skip
     # The outputs' loads before the maximum's reduction, whose barriers the compiler does not
     # move loads across: both round trips to L2 overlap instead of following each other (one
     # less on the merge's critical path after stage 1; ncu at 8k x 1, docs/perf.md v0.2.16).
     o_s = tl.load(
-        partial_o_ptr + slots[:, :, None] * HEAD_DIM_V + offs_d[None, None, :],
-        mask=s_ok[:, :, None] & d_ok[None, None, :],
+        partial_o_ptr + slots[:, None] * HEAD_DIM_V + offs_d[None, :],
+        mask=s_ok[:, None] & d_ok[None, :],
         other=0.0,
         cache_modifier=CACHE,
     )
-    m_i, alpha, weight = row_state_weights(m_i, lse_s)
+    m_i, alpha, weight = state_weights(m_i, lse_s)
     # bfloat16 partials (the plan's partial_dtype) sum in fp32
-    acc, l_i = row_fold_states(acc, l_i, alpha, weight, o_s.to(tl.float32))
+    acc, l_i = fold_states(acc, l_i, alpha, weight, o_s.to(tl.float32))
     return m_i, l_i, acc
