@@ -110,7 +110,7 @@ def decode_call(lengths: list[int], args, seed: int, knobs: dict):
         merge_workspace(plan, case.seq_lens, out, lse, max_seq_len=max_seq_len,
                         whole_pieces=plan.whole_pieces, program_times=times)  # fmt: skip
 
-    call.merge_programs = batch * qlen * heads * plan.merge_d_split
+    call.merge_programs = batch * qlen * heads * plan.merge_d_split // plan.merge_rows
     call.merge_d_split = plan.merge_d_split
     return call
 

@@ -153,6 +153,7 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         "merge_block_s",
         "merge_d_split",
         "merge_num_warps",
+        "merge_rows",
         "latent_chains",
         "consumer_groups",
     ):
@@ -328,6 +329,7 @@ def _trials(args: argparse.Namespace) -> list:
             "merge_block_s",
             "merge_d_split",
             "merge_num_warps",
+            "merge_rows",
             "grid_order",
             "page_prefetch",
             "latent_chains",
@@ -520,6 +522,7 @@ def _print_plan(plan) -> None:
         "merge_block_s",
         "merge_d_split",
         "merge_num_warps",
+        "merge_rows",
         "partial_dtype",
         "device_name",
     ):
