@@ -689,6 +689,27 @@ def test_gqa_schedule_model_weighs_the_uniform_splits_that_run_on_one_kv_head():
     assert (mtp.schedule, mtp.num_splits, mtp.num_programs) == ("balanced", 16, 216)
 
 
+def test_gqa_schedule_model_weighs_the_balanced_grid_where_a_request_passes_a_share():
+    # At 8 kv heads the balanced plan launches 132 programs a kv head where the model counted
+    # the wave's 66; weighed where the longest request spans more than one share. H200
+    # (docs/perf.md session 38, call 1's seeded batches): llama3-8b 128 x up to 16k uniform
+    # 1,223.5 us, balanced 1,083.3; 256 x 100-500 (no request past a share) uniform 89.8,
+    # balanced 120.4.
+    def plan(lengths, qlen=1):
+        return splitkv.plan_decode(len(lengths), max(lengths), 32, qlen=qlen, kind="gqa",
+                                   num_kv_heads=8, head_dim=128, page_size=16, device="meta",
+                                   device_spec=H200, seq_lens=lengths)  # fmt: skip
+
+    def spread(n, lo, hi):
+        return [lo + (hi - lo) * i // (n - 1) for i in range(n)]
+
+    for lengths, qlen in ((spread(128, 400, 16384), 1), (spread(128, 100, 4096), 1),
+                          (spread(128, 400, 16384), 4), (spread(48, 1600, 65536), 4)):  # fmt: skip
+        balanced = plan(lengths, qlen)
+        assert (balanced.schedule, balanced.num_programs) == ("balanced", 132)
+    assert plan(spread(256, 100, 500)).schedule == "uniform"
+
+
 def test_dependent_launch_where_the_device_has_it():
     hopper = splitkv.plan_decode(8, 4096, 16, device="meta", device_spec=H200)
     assert hopper.dependent_launch
