@@ -49,9 +49,10 @@ ALIGNED = (*POINTERS, "piece_ranges_ptr", "stride_q_batch", "stride_q_pos", "str
            "stride_v_head")  # fmt: skip
 
 
-def compile_plan(plan, arch: int = 90, maxnreg: int | None = None):
-    """The stage-1 kernel `gqa._launch` builds for `plan` (no window, no cap); `maxnreg`: with
-    ptxas's register cap (not a plan knob: what a cap would cost in spills)."""
+def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool = False):
+    """The stage-1 kernel `gqa._launch` builds for `plan` (no window, no cap; a uniform plan
+    with `whole_pieces` writes the output rows and lse itself, with the model's `sinks`);
+    `maxnreg`: with ptxas's register cap (not a plan knob: what a cap would cost in spills)."""
     elem = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}[plan.dtype]
     balanced = plan.schedule == "balanced"
     kernel = gqa_balanced_kernel if balanced else gqa_split_kernel
@@ -71,6 +72,13 @@ def compile_plan(plan, arch: int = 90, maxnreg: int | None = None):
         types["piece_ranges_ptr"] = "*i32"
     else:
         constants["SPLIT_MAJOR"] = plan.grid_order == "split_major"
+    if not balanced and plan.whole_pieces:
+        constants.update(ONE_SPLIT_OUTPUT=True, WRITE_LSE=True, HAS_SINKS=sinks)
+        types.update(out_ptr=f"*{elem}", lse_ptr="*fp32", sinks_ptr="*fp32")
+        types.update({f"stride_{t}_{d}": "i32" for t in ("out", "lse")
+                      for d in ("batch", "pos", "head")})  # fmt: skip
+        if not sinks:
+            constants["sinks_ptr"] = None
     signature = {name: types[name] for name in kernel.arg_names if name in types}
     signature.update({name: "constexpr" for name in constants})
     attrs = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
@@ -103,7 +111,7 @@ def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None 
                                num_kv_heads=kv_heads, head_dim=head_dim, page_size=16,
                                dtype=torch.bfloat16, device="meta", device_spec=spec,
                                seq_lens=lengths, **knobs)  # fmt: skip
-    kernel = compile_plan(plan, maxnreg=maxnreg)
+    kernel = compile_plan(plan, maxnreg=maxnreg, sinks=GQA_MODELS[model][3])
     registers, stack = registers_and_stack(kernel)
     fit = residency(registers, kernel.metadata.shared, plan.split_num_warps)
     per_head = plan.num_programs + len(lengths) if plan.schedule == "balanced" else (
