@@ -77,8 +77,6 @@ def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool =
         types.update(out_ptr=f"*{elem}", lse_ptr="*fp32", sinks_ptr="*fp32")
         types.update({f"stride_{t}_{d}": "i32" for t in ("out", "lse")
                       for d in ("batch", "pos", "head")})  # fmt: skip
-        if not sinks:
-            constants["sinks_ptr"] = None
     signature = {name: types[name] for name in kernel.arg_names if name in types}
     signature.update({name: "constexpr" for name in constants})
     attrs = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
