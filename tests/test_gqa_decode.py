@@ -152,6 +152,7 @@ def test_splits_orders_tilings_and_prefetch_agree(dtype, device):
         {"num_splits": 4, "merge_rows": 4},  # a merge program folds 4 rows as one tile
         {"num_splits": 5, "merge_rows": 8, "merge_block_s": 16},  # 8 rows, small-tile path
         {"num_splits": 3, "merge_rows": 2, "merge_block_s": 2},  # the loop over 2-wide tiles
+        {"num_splits": 4, "merge_rows": 2, "merge_d_split": 2},  # one slice writes the lse
     ]
     for knobs in variants:
         plan = splitkv.plan_decode(4, 320, 8, page_size=16, dtype=dtype, device=device,

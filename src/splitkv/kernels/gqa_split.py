@@ -13,14 +13,7 @@ import triton.language as tl
 
 from splitkv.kernels.balanced import mark_empty, piece_of_slot, record_piece_range
 from splitkv.kernels.dependent_launch import release_dependent_grid
-from splitkv.kernels.online_softmax import (
-    LN2,
-    LOG2E,
-    normalized_state,
-    sink_weights,
-    softmax_step,
-    store_partial,
-)
+from splitkv.kernels.online_softmax import LOG2E, output_rows, softmax_step, store_partial
 from splitkv.kernels.paged import (
     advance_page_ids,
     block_page_ids,
@@ -162,32 +155,13 @@ def gqa_split_kernel(
                               stride_out_head)  # fmt: skip
         lse_row = row_offsets(request, q_pos, q_head, stride_lse_batch, stride_lse_pos,
                               stride_lse_head)  # fmt: skip
-        output_rows(out_ptr + out_row, lse_ptr + lse_row, sinks_ptr + q_head, row_ok, m_i, l_i,
-                    acc, d, d < HEAD_DIM, WRITE_LSE, HAS_SINKS)  # fmt: skip
+        output_rows(out_ptr + out_row, lse_ptr + lse_row, sinks_ptr + q_head, row_ok, row_ok,
+                    m_i, l_i, acc, d, d < HEAD_DIM, WRITE_LSE, HAS_SINKS)  # fmt: skip
     else:
         slot = (request.to(tl.int64) * ROWS + q_pos * NUM_Q_HEADS + q_head) * num_splits + split
         store_partial(
             partial_o_ptr, partial_lse_ptr, slot, row_ok, m_i, l_i, acc, d, d < HEAD_DIM, HEAD_DIM
         )
-
-
-@triton.jit
-def output_rows(out_rows, lse_rows, sink_rows, row_ok, m_i, l_i, acc, d, d_ok,
-                WRITE_LSE: tl.constexpr, HAS_SINKS: tl.constexpr):  # fmt: skip
-    """A one-split request's rows as the merge writes them: the sink folded into the softmax
-    (HAS_SINKS), the output normalised in out's dtype (0 where no key was seen) and, WRITE_LSE,
-    the natural-log lse (-inf there). Saves the merge's launch and the partials' round trip:
-    at thousands of rows the merge was 6-41 us of a 60-185 us call (H200, docs/perf.md
-    session 37)."""
-    if HAS_SINKS:
-        sink = tl.load(sink_rows, mask=row_ok, other=0.0) * LOG2E
-        m_i, l_i, alpha = sink_weights(m_i, l_i, sink)
-        acc = acc * alpha[:, None]
-    out, lse = normalized_state(m_i, l_i, acc)
-    tl.store(out_rows[:, None] + d[None, :], out.to(out_rows.dtype.element_ty),
-             mask=row_ok[:, None] & d_ok[None, :])  # fmt: skip
-    if WRITE_LSE:
-        tl.store(lse_rows, lse * LN2, mask=row_ok)
 
 
 @triton.jit

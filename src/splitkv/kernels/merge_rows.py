@@ -15,14 +15,7 @@ import triton.language as tl
 
 from splitkv.kernels.dependent_launch import release_dependent_grid, wait_for_prior_grid
 from splitkv.kernels.merge import SMALL_S, merged_seq_len, piece_range
-from splitkv.kernels.online_softmax import (
-    LOG2E,
-    merged_lse,
-    merged_output,
-    row_fold_states,
-    row_state_weights,
-    sink_weights,
-)
+from splitkv.kernels.online_softmax import output_rows, row_fold_states, row_state_weights
 from splitkv.kernels.rows import row_offsets
 from splitkv.kernels.split_range import keys_per_split
 from splitkv.kernels.timer import stamp
@@ -114,20 +107,13 @@ def merge_rows_kernel(
 
     q_pos = rows // NUM_HEADS
     head = rows % NUM_HEADS
-    if HAS_SINKS:
-        # A sink is one more logit in each row's denominator with no value (gpt-oss), in
-        # natural log; the partials are base 2.
-        m_i, l_i, alpha = sink_weights(m_i, l_i, tl.load(sinks_ptr + head) * LOG2E)
-        acc = acc * alpha[:, None]
-    result = merged_output(acc, l_i[:, None])
     out_rows = row_offsets(request, q_pos, head, stride_out_batch, stride_out_pos, stride_out_head)
-    tl.store(out_ptr + out_rows[:, None] + offs_d[None, :],
-             result.to(out_ptr.dtype.element_ty), mask=d_ok[None, :])  # fmt: skip
-    if WRITE_LSE:  # noqa: SIM102 (a compile-time branch around a run-time one)
-        if slice_id == 0:
-            lse_rows = row_offsets(request, q_pos, head, stride_lse_batch, stride_lse_pos,
-                                   stride_lse_head)  # fmt: skip
-            tl.store(lse_ptr + lse_rows, merged_lse(m_i, l_i))
+    lse_rows = row_offsets(request, q_pos, head, stride_lse_batch, stride_lse_pos, stride_lse_head)
+    row_ok = rows < ROWS  # every row: R divides ROWS
+    # One slice of a row writes its lse; the sinks are natural-log logits, as for stage 1.
+    output_rows(out_ptr + out_rows, lse_ptr + lse_rows, sinks_ptr + head, row_ok,
+                row_ok & (slice_id == 0), m_i, l_i, acc, offs_d, d_ok, WRITE_LSE,
+                HAS_SINKS)  # fmt: skip
     stamp(program_times_ptr, times_at + 2, TIME_PROGRAMS)
 
 

@@ -124,3 +124,23 @@ def normalized_state(m_i, l_i, acc):
     out = tl.where(has_keys[:, None], acc / tl.where(has_keys, l_i, 1.0)[:, None], 0.0)
     lse = tl.where(has_keys, m_i + tl.log2(tl.where(has_keys, l_i, 1.0)), float("-inf"))
     return out, lse
+
+
+@triton.jit
+def output_rows(out_rows, lse_rows, sink_rows, row_ok, lse_ok, m_i, l_i, acc, d, d_ok,
+                WRITE_LSE: tl.constexpr, HAS_SINKS: tl.constexpr):  # fmt: skip
+    """Rows' final output from their running state, as the merge writes it: the sink folded
+    into the softmax (HAS_SINKS; `sink_rows` natural-log logits), the output normalised in
+    out's dtype (0 where no key was seen) at `out_rows` + d under row_ok and, WRITE_LSE, the
+    natural-log lse (-inf there) at `lse_rows` under lse_ok. The GQA stage 1 of one split
+    writes its rows with it (no merge follows: at thousands of rows the merge was 6-41 us of
+    a 60-185 us call; H200, docs/perf.md session 37), and so does `merge_rows_kernel`."""
+    if HAS_SINKS:
+        sink = tl.load(sink_rows, mask=row_ok, other=0.0) * LOG2E
+        m_i, l_i, alpha = sink_weights(m_i, l_i, sink)
+        acc = acc * alpha[:, None]
+    out, lse = normalized_state(m_i, l_i, acc)
+    tl.store(out_rows[:, None] + d[None, :], out.to(out_rows.dtype.element_ty),
+             mask=row_ok[:, None] & d_ok[None, :])  # fmt: skip
+    if WRITE_LSE:
+        tl.store(lse_rows, lse * LN2, mask=lse_ok)
