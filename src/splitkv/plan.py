@@ -725,6 +725,13 @@ def plan_decode(
         )  # fmt: skip
         if block_s_free:
             merge_block_s = narrow_block_s
+        if merge_rows is None:
+            merge_rows, rows_block_s = merge_rows_for(
+                rows, batch_size * rows * merge_d_split, merge_block_s,
+                next_pow2(head_dim_v // merge_d_split), merge_num_warps, spec.compute_units,
+            )  # fmt: skip
+            if block_s_free:
+                merge_block_s = rows_block_s
     elif slicing_free and not interpreted:
         merge_d_split, merge_num_warps = one_wave_merge_slicing(
             head_dim_v, merge_d_split, merge_num_warps, batch_size * rows, spec.compute_units
@@ -736,14 +743,7 @@ def plan_decode(
     check_int("merge_num_warps", merge_num_warps, 1, 8)
     check_pow2("merge_num_warps", merge_num_warps)
     if merge_rows is None:
-        merge_rows = 1
-        if slicing_free and not interpreted and narrow_merge_rows(head_dim_v):
-            merge_rows, narrow_block_s = merge_rows_for(
-                rows, batch_size * rows * merge_d_split, merge_block_s,
-                next_pow2(head_dim_v // merge_d_split), merge_num_warps, spec.compute_units,
-            )  # fmt: skip
-            if block_s_free:
-                merge_block_s = narrow_block_s
+        merge_rows = 1  # MLA's wide rows, pinned slicing, the interpreter
     check_int("merge_rows", merge_rows, 1, MAX_MERGE_ROWS)
     check_pow2("merge_rows", merge_rows)
     if rows % merge_rows:

@@ -27,6 +27,7 @@ def pick_schedule(
     block_n: int,
     balanced_cost: float,
     balanced_fixed: float = 0.0,
+    balanced_grid: int | None = None,
 ) -> str:
     """ "balanced" when its modelled time beats uniform splits for these lengths, else "uniform".
 
@@ -34,6 +35,16 @@ def pick_schedule(
     program index (kv heads x head blocks); wave: programs resident at once. balanced_fixed:
     what the balanced schedule costs beyond its blocks, in blocks (its programs find their
     pieces from the lengths before the first copy, and the merge reads more partials).
+
+    balanced_grid: the balanced plan's own num_programs (GQA: `gqa_balanced_grid`), weighed
+    where it is larger than `num_programs` (the wave the uniform plan is counted in) and the
+    longest request spans more than one of its programs' shares. Weighed at the wave, 8-kv-head
+    batches of 128 requests of up to 4k-16k keys and 48 of up to 64k kept uniform splits 7-20%
+    slower than their balanced plan's 132 programs a kv head (llama3-8b 128 x up to 16k:
+    1,223.5 against 1,083.3 us). Where no request passes a share, one uniform program a
+    request is as even already, and 256 requests of 100-500 keys ran uniform 25-47% faster
+    (llama3-8b 89.8 against 120.4 us). Over 156 8- and 32-kv-head batches timed both ways the
+    default's loss to the faster schedule 1,267.7 -> 305.0 us (H200, docs/perf.md session 38).
 
     >>> pick_schedule([327600] + [2048] * 47, 16, 264, 1, 264, 64, 1.15)
     'balanced'
@@ -48,6 +59,9 @@ def pick_schedule(
     total = sum(blocks)
     if total == 0 or min(blocks) == max(blocks):
         return "uniform"
+    # The balanced plan's own grid where it is larger and some request passes its share.
+    if balanced_grid and balanced_grid > num_programs and max(blocks) * balanced_grid > total:
+        num_programs = balanced_grid
     split_blocks = max(-(-b // num_splits) for b in blocks)
     uniform = max(split_blocks, -(-total * programs_per_unit // wave))
     balanced = balanced_cost * -(-total // num_programs) + balanced_fixed
@@ -83,15 +97,7 @@ def modelled_schedule(
     The balanced schedule's fixed cost (`balanced_fixed_blocks`) was fitted on MLA batches;
     GQA's choice was measured without it (sessions 27-28).
 
-    balanced_grid: the balanced GQA plan's own num_programs (`gqa_balanced_grid`), weighed
-    where it is larger than `num_programs` (the wave the uniform plan is counted in) and the
-    longest request spans more than one of its programs' shares. Weighed at the wave, 8-kv-head
-    batches of 128 requests of up to 4k-16k keys and 48 of up to 64k kept uniform splits 7-20%
-    slower than their balanced plan's 132 programs a kv head (llama3-8b 128 x up to 16k:
-    1,223.5 against 1,083.3 us). Where no request passes a share, one uniform program a
-    request is as even already, and 256 requests of 100-500 keys ran uniform 25-47% faster
-    (llama3-8b 89.8 against 120.4 us). Over 156 8- and 32-kv-head batches timed both ways the
-    default's loss to the faster schedule 1,267.7 -> 305.0 us (H200, docs/perf.md session 38).
+    balanced_grid: the balanced GQA plan's own num_programs (`pick_schedule`).
 
     >>> spec = DeviceSpec.preset("h200")
     >>> modelled_schedule([3821, 3754, 2169, 996], 32, 264, 1, 264, 64, kind="mla", spec=spec,
@@ -105,10 +111,6 @@ def modelled_schedule(
         if narrow:
             num_programs = max(1, spec.compute_units // programs_per_unit)
             wave = spec.compute_units
-    if balanced_grid is not None and balanced_grid > num_programs:
-        blocks = [-(-max(n, 0) // block_n) for n in lengths]
-        if max(blocks) * balanced_grid > sum(blocks):
-            num_programs = balanced_grid
     fixed = spec.tunables.balanced_fixed_blocks if kind == "mla" else 0.0
     return pick_schedule(lengths, num_splits, num_programs, programs_per_unit, wave, block_n,
-                         spec.tunables.balanced_cost, fixed)  # fmt: skip
+                         spec.tunables.balanced_cost, fixed, balanced_grid)  # fmt: skip
