@@ -9,6 +9,7 @@ from splitkv.plan_rules import MIN_DOT, next_pow2, prev_pow2
 GQA_WIDE_TILE_SCORES = 4096  # query rows x keys a wide GQA tile scores an iteration
 GQA_WIDE_TILE_KEY_ELEMENTS = 16384  # keys x head dim a block: 32 KB of bf16 K, as many of V
 GQA_WIDE_TILE_MIN_BLOCKS = 4  # key blocks a split keeps, so that loads overlap the dots
+GQA_WIDE_TILE_MAX_KEYS = 64  # keys a block at most: 128 held gpt-oss's 32 rows to 2 an SM
 
 
 def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int
@@ -29,7 +30,8 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int
         return None
     if balanced:
         return None, 4
-    keys = min(GQA_WIDE_TILE_SCORES // block_h, GQA_WIDE_TILE_KEY_ELEMENTS // head_dim)
+    keys = min(GQA_WIDE_TILE_SCORES // block_h, GQA_WIDE_TILE_KEY_ELEMENTS // head_dim,
+               GQA_WIDE_TILE_MAX_KEYS)  # fmt: skip
     keys = min(keys, prev_pow2(max(1, split_keys // GQA_WIDE_TILE_MIN_BLOCKS)))
     return max(2 * MIN_DOT, keys), 4
 
