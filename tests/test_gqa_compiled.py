@@ -58,6 +58,16 @@ def test_long_split_residency_matches_the_compiled_tiles():
         assert gqa_long_split_residency(block_h, head_dim, 2) == per_sm, (block_h, head_dim)
 
 
+def test_the_wide_tile_at_head_dim_64_holds_four_an_sm():
+    # gpt-oss at qlen 4 (32 rows) on one uniform split: 128-key blocks held it to 2-3 programs
+    # an SM on the H200 (142-177 registers); the 64-key blocks `gqa_wide_tile` takes there
+    # compiled to 100-124 (docs/perf.md, session 39).
+    (row,) = compiled_all("--model", "gpt-oss", "--qlen", "4", "--batch", "many",
+                          tool="inspect_gqa.py")  # fmt: skip
+    assert (row["schedule"], row["block_h"], row["block_n"]) == ("uniform", 32, 64), row
+    assert row["per_sm"] >= 4 and row["stack_bytes"] == 0, row
+
+
 def test_uniform_stage_1_compiles_one_build_for_every_batch():
     # Triton compiles an int argument equal to 1 as a constant; that build of the uniform GQA
     # stage 1 streamed 2-5% slower at batch 1 on the H200 (docs/perf.md, session 32).

@@ -33,8 +33,10 @@ from splitkv.bench.shapes import GQA_MODELS, GQA_ONE_LONG, GQA_RAGGED
 from splitkv.kernels.gqa_split import gqa_balanced_kernel, gqa_split_kernel
 
 # "uniform": two requests of 131,072 keys, which every model's default plans on half its
-# splits with the long-split tile (gqa_tile_rules.gqa_long_split_count).
-BATCHES = {"ragged": list(GQA_RAGGED), "one-long": list(GQA_ONE_LONG), "uniform": [131072] * 2}
+# splits with the long-split tile (gqa_tile_rules.gqa_long_split_count); "many": 64 of 4,096,
+# one split each on the uniform tile (at 32 and 64 rows `gqa_wide_tile`'s).
+BATCHES = {"ragged": list(GQA_RAGGED), "one-long": list(GQA_ONE_LONG), "uniform": [131072] * 2,
+           "many": [4096] * 64}  # fmt: skip
 SM_REGISTERS, SM_SHARED, SM_THREADS = 65536, 233472, 2048  # an H100 / H200 SM (sm_90)
 POINTERS = ("q_ptr", "k_ptr", "v_ptr", "page_table_ptr", "seq_lens_ptr", "partial_o_ptr",
             "partial_lse_ptr")  # fmt: skip
