@@ -13,35 +13,42 @@ GQA_WIDE_TILE_MIN_BLOCKS = 4  # key blocks a split keeps, so that loads overlap 
 # programs an SM (142-177 registers), 64 keys to 4 (100-124).
 GQA_WIDE_TILE_SMALL_HEAD_DIM = 64
 GQA_WIDE_TILE_SMALL_HEAD_KEYS = 64
+# Stages of the 32-row tile at head dims past 64 up to 128 (128-key blocks): 3, not 2.
+GQA_WIDE_TILE_DEEP_ROWS = 32
+GQA_WIDE_TILE_DEEP_STAGES = 3
 
 
 def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int
-                  ) -> tuple[int | None, int] | None:  # fmt: skip
-    """(block_n, num_warps) of a GQA head block of 32 or 64 rows (qlen x heads a kv head, or the
-    shared-prefix cascade's stacked members), else None (the 16-row rules apply). One warpgroup,
-    and on uniform splits 4,096 scores an iteration: 128-key blocks at 32 rows, 64 at 64 rows
-    and at head dims up to 64, fewer where the head dim passes 128 (two stages of K and V stay
-    within 128 KB of shared memory) or where a split would hold fewer than 4 blocks (32 keys at
-    least: the pipeline needs blocks to overlap; llama3-70b-tp8 x qlen 4, 1 x 32,768 on 256
-    splits of 128 keys: 11.7 us on 32-key blocks, 13.0 on one 128-key block); the balanced
-    kernel's block_n is `gqa_balanced_tile`'s (None here). On the H200 (docs/perf.md session 26,
-    the GQA cascade's stacked pass, 8 x 131,072 and the 6-group mix) these took llama3-8b (32
-    rows) 250.7 -> 231.1 us and 596.9 -> 478.7, gpt-oss (64 rows, head dim 64) 238.9 -> 139.5
-    and 475.4 -> 304.6, llama3-70b-tp8 (64 rows) 70.6 -> 60.4 and 123.6 -> 105.0, against the
-    MLA-sized 32-key blocks on 8 warps (64 rows) or 4. At 32 rows and head dim 64 (gpt-oss at
-    qlen 4), 64-key blocks against 128 (session 39, default plans): 64 / 128 x 4k 179.4 -> 170.2
-    / 362.3 -> 341.8 us, 256 x 1k 198.7 -> 182.6, 32 x 16k 408.6 -> 355.6, 8 x 64k 411.6 ->
-    357.5; at head dim 128 (qwen-64-8 at qlen 4, llama3-8b at qlen 8) the same cap lost 3-39%
-    (64 x 4k 290.8 -> 403.3), so 128 keys stay there."""
+                  ) -> tuple[int | None, int, int | None] | None:  # fmt: skip
+    """(block_n, num_warps, num_stages or None for the planner's) of a GQA head block of 32 or 64
+    rows (qlen x heads a kv head, or the shared-prefix cascade's stacked members), else None
+    (the 16-row rules apply). One warpgroup, and on uniform splits 4,096 scores an iteration:
+    128-key blocks at 32 rows, 64 at 64 rows and at head dims up to 64, fewer where the head dim
+    passes 128 (two stages of K and V stay within 128 KB of shared memory) or where a split
+    would hold fewer than 4 blocks (32 keys at least: the pipeline needs blocks to overlap;
+    llama3-70b-tp8 x qlen 4, 1 x 32,768 on 256 splits of 128 keys: 11.7 us on 32-key blocks,
+    13.0 on one 128-key block); the balanced kernel's block_n is `gqa_balanced_tile`'s (None
+    here). On the H200 (docs/perf.md session 26, the GQA cascade's stacked pass, 8 x 131,072 and
+    the 6-group mix) these took llama3-8b (32 rows) 250.7 -> 231.1 us and 596.9 -> 478.7,
+    gpt-oss (64 rows, head dim 64) 238.9 -> 139.5 and 475.4 -> 304.6, llama3-70b-tp8 (64 rows)
+    70.6 -> 60.4 and 123.6 -> 105.0, against the MLA-sized 32-key blocks on 8 warps (64 rows) or
+    4. At 32 rows and head dim 64 (gpt-oss at qlen 4), 64-key blocks against 128 (session 39,
+    default plans): 64 / 128 x 4k 179.4 -> 170.2 / 362.3 -> 341.8 us, 256 x 1k 198.7 -> 182.6,
+    32 x 16k 408.6 -> 355.6, 8 x 64k 411.6 -> 357.5; at head dim 128 (qwen-64-8 at qlen 4,
+    llama3-8b at qlen 8) the same cap lost 3-39% (64 x 4k 290.8 -> 403.3), so 128 keys stay
+    there; on 3 stages, not 2, its 32 rows ran 6% faster (qwen-64-8 at qlen 4, 64 x 4k, 292.9 ->
+    274.1 us; llama3-8b at qlen 8 293.1 -> 276.6)."""
     if block_h < 2 * MIN_DOT:
         return None
     if balanced:
-        return None, 4
+        return None, 4, None
     keys = min(GQA_WIDE_TILE_SCORES // block_h, GQA_WIDE_TILE_KEY_ELEMENTS // head_dim)
-    if head_dim <= GQA_WIDE_TILE_SMALL_HEAD_DIM:
+    small_head = head_dim <= GQA_WIDE_TILE_SMALL_HEAD_DIM
+    if small_head:
         keys = min(keys, GQA_WIDE_TILE_SMALL_HEAD_KEYS)
     keys = min(keys, prev_pow2(max(1, split_keys // GQA_WIDE_TILE_MIN_BLOCKS)))
-    return max(2 * MIN_DOT, keys), 4
+    deep = block_h == GQA_WIDE_TILE_DEEP_ROWS and not small_head and next_pow2(head_dim) == 128
+    return max(2 * MIN_DOT, keys), 4, GQA_WIDE_TILE_DEEP_STAGES if deep else None
 
 
 GQA_BALANCED_BLOCK_BYTES = 32768  # K + V of one key block: 64 keys at head dim 128 in bf16

@@ -661,8 +661,9 @@ def plan_decode(
     wide_gqa = None
     if kind == "gqa" and not interpreted:
         wide_gqa = gqa_wide_tile(block_h, head_dim_v, balanced, split_keys)
+    wide_stages = None  # the wide tile's stages, where its key block is the one taken
     if block_n is None and wide_gqa:
-        block_n = wide_gqa[0]
+        block_n, wide_stages = wide_gqa[0], wide_gqa[2]
     if block_n is None:
         # 64-key blocks for 16-row tiles (unless prefetched MLA: two 32-key blocks in flight)
         # and for MLA's 64-row tile, which gained 27-41% over 32 keys (wide-tile ablation,
@@ -678,6 +679,8 @@ def plan_decode(
     check_pow2("block_n", block_n)
     if num_warps is None:
         num_warps = wide_gqa[1] if wide_gqa else 8 if block_h >= 64 else 4
+    if num_stages is None and wide_stages:
+        num_stages = wide_stages
     if num_stages is None:
         # With page ids a block ahead, 3 stages keep two KV blocks in flight (docs/perf.md);
         # the balanced kernel's measured win kept 2 stages of 64-key blocks.
