@@ -13,12 +13,13 @@ GQA_WIDE_TILE_MIN_BLOCKS = 4  # key blocks a split keeps, so that loads overlap 
 # programs an SM (142-177 registers), 64 keys to 4 (100-124).
 GQA_WIDE_TILE_SMALL_HEAD_DIM = 64
 GQA_WIDE_TILE_SMALL_HEAD_KEYS = 64
-# Stages of the 32-row tile at head dims past 64 up to 128 (128-key blocks): 3, not 2.
+# Stages of the 32-row tile at head dims past 64 up to 128 (128-key blocks) on one split: 3.
 GQA_WIDE_TILE_DEEP_ROWS = 32
 GQA_WIDE_TILE_DEEP_STAGES = 3
 
 
-def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int
+def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int,
+                  one_split: bool = False
                   ) -> tuple[int | None, int, int | None] | None:  # fmt: skip
     """(block_n, num_warps, num_stages or None for the planner's) of a GQA head block of 32 or 64
     rows (qlen x heads a kv head, or the shared-prefix cascade's stacked members), else None
@@ -36,8 +37,10 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int
     default plans): 64 / 128 x 4k 179.4 -> 170.2 / 362.3 -> 341.8 us, 256 x 1k 198.7 -> 182.6,
     32 x 16k 408.6 -> 355.6, 8 x 64k 411.6 -> 357.5; at head dim 128 (qwen-64-8 at qlen 4,
     llama3-8b at qlen 8) the same cap lost 3-39% (64 x 4k 290.8 -> 403.3), so 128 keys stay
-    there; on 3 stages, not 2, its 32 rows ran 6% faster (qwen-64-8 at qlen 4, 64 x 4k, 292.9 ->
-    274.1 us; llama3-8b at qlen 8 293.1 -> 276.6)."""
+    there; on one split (the build that writes the output itself) 3 stages, not 2, ran 6-12%
+    faster (qwen-64-8 at qlen 4: 64 x 4k 281.3 -> 264.6 us, 128 x 4k 562.4 -> 525.4, 256 x 1k
+    310.6 -> 282.2; llama3-8b at qlen 8 64 x 4k 282.3 -> 264.5), and 1% slower on 2 and 8 splits
+    (32 x 16k 577.2 -> 583.3), which keep 2. one_split: the plan has one uniform split."""
     if block_h < 2 * MIN_DOT:
         return None
     if balanced:
@@ -47,7 +50,8 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int
     if small_head:
         keys = min(keys, GQA_WIDE_TILE_SMALL_HEAD_KEYS)
     keys = min(keys, prev_pow2(max(1, split_keys // GQA_WIDE_TILE_MIN_BLOCKS)))
-    deep = block_h == GQA_WIDE_TILE_DEEP_ROWS and not small_head and next_pow2(head_dim) == 128
+    deep = one_split and block_h == GQA_WIDE_TILE_DEEP_ROWS and next_pow2(head_dim) == 128
+    deep = deep and not small_head
     return max(2 * MIN_DOT, keys), 4, GQA_WIDE_TILE_DEEP_STAGES if deep else None
 
 

@@ -660,7 +660,8 @@ def plan_decode(
             block_n, num_stages = TMA_BLOCK_N, 2
     wide_gqa = None
     if kind == "gqa" and not interpreted:
-        wide_gqa = gqa_wide_tile(block_h, head_dim_v, balanced, split_keys)
+        wide_gqa = gqa_wide_tile(block_h, head_dim_v, balanced, split_keys,
+                                 one_split=num_splits == 1)  # fmt: skip
     wide_stages = None  # the wide tile's stages, where its key block is the one taken
     if block_n is None and wide_gqa:
         block_n, wide_stages = wide_gqa[0], wide_gqa[2]
