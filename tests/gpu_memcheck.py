@@ -54,6 +54,29 @@ def shared_prefix_then_corrupt(decode, reference, case, groups: list, **kwargs) 
     decode(*inputs, lens, groups, **kwargs)
 
 
+def wide_uniform_tiles(dev: str) -> None:
+    """One uniform split of 32 rows (qlen 4 x 8 heads a kv head) writing the output itself, on
+    the wide tiles the planner picks (docs/perf.md session 39): 64-key blocks at head dim 64
+    with sinks, 128-key blocks on 3 stages at head dim 128; checked, then with corrupt
+    lengths and page ids. 60 requests: fewer would fit one wave, where the long-split tile
+    takes the split."""
+    ragged = [1, 63, 600, 513, 5] * 12
+    for (q_heads, kv_heads, dim), expect in [
+        ((64, 8, 64), {"block_n": 64, "split_num_stages": 2}),
+        ((64, 8, 128), {"block_n": 128, "split_num_stages": 3}),
+    ]:
+        gqa = random_gqa_case(ragged, q_heads, kv_heads, dim, qlen=4, page_size=16,
+                              sinks=dim == 64, dtype=torch.bfloat16, device=dev)  # fmt: skip
+        plan = splitkv.plan_decode(len(ragged), max(ragged), q_heads, qlen=4, kind="gqa",
+                                   page_size=16, num_kv_heads=kv_heads, head_dim=dim,
+                                   device=dev, schedule="uniform", num_splits=1)  # fmt: skip
+        assert plan.whole_pieces and all(getattr(plan, k) == v for k, v in expect.items()), plan
+        out, lse = splitkv.gqa_decode(*gqa.args, plan=plan, sinks=gqa.sinks)
+        reference = splitkv.reference.gqa_decode(*gqa.args, sinks=gqa.sinks)
+        check_against_reference(out, lse, *reference)
+        gqa_decode_corrupt(gqa, plan, {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 59: -2})
+
+
 def main() -> None:
     torch.manual_seed(0)
     dev = "cuda"
@@ -263,6 +286,7 @@ def main() -> None:
                                  {(0, 7): 1 << 30, (0, -1): -5}, {0: 1 << 30})  # fmt: skip
     gqa_default_then_corrupt([8192] * 4, (32, 8, 128), 1, dev, {**long_split, "num_splits": 8},
                              {(1, 5): 1 << 30, (3, -1): -5}, {2: 1 << 30})  # fmt: skip
+    wide_uniform_tiles(dev)
     states = torch.randn(5, 7, 12, 512, device=dev, dtype=torch.bfloat16)
     state_lses = torch.randn(5, 7, 12, device=dev)
     state_lses[2] = float("-inf")
