@@ -1,0 +1,34 @@
+"""tools/gqa_plan_ab.py: a variant replaces stage 1's tile fields on the plan the planner made
+and nothing else, and a field outside the tile is refused before anything runs."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "gqa_plan_ab.py"
+
+
+def run_tool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(TOOL), *args], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+
+
+def test_a_variant_replaces_only_the_fields_it_names():
+    done = run_tool("--batch", "qwen-64-8:4:64:4096", "--variant", "2 stages",
+                    "split_num_stages=2", "--variant", "64 keys", "block_n=64",
+                    "--plans-only")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-500:]
+    (row,) = [json.loads(line) for line in done.stdout.splitlines()]
+    planned = row["plan planned"]  # schedule, splits, block_h, block_n, stages, whole_pieces
+    assert planned == ["uniform", 1, 32, 128, 3, True]  # session 39's one-split tile
+    assert row["plan 2 stages"] == [*planned[:4], 2, True]
+    assert row["plan 64 keys"] == [*planned[:3], 64, *planned[4:]]
+
+
+def test_a_field_outside_the_tile_is_refused():
+    done = run_tool("--batch", "gpt-oss:1:8:4096", "--variant", "x", "num_splits=4",
+                    "--plans-only")  # fmt: skip
+    assert done.returncode == 2 and "num_splits" in done.stderr, done.stderr[-500:]
+    done = run_tool("--batch", "nobody:1:8:4096", "--plans-only")
+    assert done.returncode == 2 and "unknown model" in done.stderr, done.stderr[-500:]

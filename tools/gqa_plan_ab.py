@@ -1,0 +1,139 @@
+"""Time GQA batches on their default plans and on variants of them: each variant replaces plan
+fields after `plan_decode` made the plan, so every rule the fields do not name still runs
+(pinning a knob through `plan_decode` instead can switch the GQA tile rules off). One JSON
+line a batch: CUDA-graph medians in us per variant and round, and each variant's plan.
+
+    python tools/gqa_plan_ab.py --batch gpt-oss:8:64:4096 gpt-oss:8:32:16384 \\
+        --variant "3 stages" split_num_stages=3 --rounds 2 --out /tmp/ab.jsonl
+    python tools/gqa_plan_ab.py --batch qwen-64-8:4:64:4096 --variant "64 keys" block_n=64 \\
+        --plans-only    # the plans on the H200 preset, no GPU
+
+Only stage 1's tile fields may be replaced (TILE_FIELDS); the others size the workspace.
+
+A batch is MODEL:QLEN:REQUESTS:KEYS (`bench.shapes.GQA_MODELS`; every request KEYS long).
+"""
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+import splitkv
+from splitkv.bench.shapes import GQA_MODELS
+
+SHOWN = ("schedule", "num_splits", "block_h", "block_n", "split_num_stages", "whole_pieces")
+# The fields a variant may replace: stage 1's tile only. The others size the workspace or set
+# what runs after stage 1, which plan_decode fixed with the plan (use its knobs for those).
+TILE_FIELDS = ("block_n", "split_num_stages", "split_num_warps", "page_prefetch")
+
+
+def batch_arg(text: str) -> tuple[str, int, int, int]:
+    model, qlen, requests, keys = text.split(":")
+    if model not in GQA_MODELS:
+        raise argparse.ArgumentTypeError(f"unknown model {model!r}: one of {sorted(GQA_MODELS)}")
+    return model, int(qlen), int(requests), int(keys)
+
+
+def field_value(text: str) -> tuple[str, object]:
+    name, _, value = text.partition("=")
+    if name not in TILE_FIELDS:
+        raise argparse.ArgumentTypeError(f"--variant: {name!r} is not one of {TILE_FIELDS}")
+    parsed = {"True": True, "False": False}.get(value, value)
+    if isinstance(parsed, str) and parsed.lstrip("-").isdigit():
+        parsed = int(parsed)
+    return name, parsed
+
+
+def variants_of(pairs: list[list[str]]) -> dict[str, dict]:
+    """{name: {field: value}} from --variant NAME FIELD=VALUE ...; "planned" first."""
+    variants = {"planned": {}}
+    for name, *fields in pairs:
+        variants[name] = dict(field_value(f) for f in fields)
+    return variants
+
+
+class PlanPatch:
+    """`splitkv.plan_decode` replaced by one that applies `fields` to its plans and keeps the
+    last plan made (the benchmark's providers plan through the module attribute)."""
+
+    def __init__(self) -> None:
+        self.plan_decode = splitkv.plan_decode
+        self.fields: dict = {}
+        self.last = None
+        splitkv.plan_decode = self
+
+    def __call__(self, *args, **kwargs):
+        self.last = dataclasses.replace(self.plan_decode(*args, **kwargs), **self.fields)
+        return self.last
+
+
+def shown(plan) -> list:
+    return [getattr(plan, name) for name in SHOWN]
+
+
+def plans_only(batches, variants) -> None:
+    spec = splitkv.DeviceSpec.preset("h200")
+    patch = PlanPatch()
+    for model, qlen, requests, keys in batches:
+        heads, kv_heads, dim, _ = GQA_MODELS[model]
+        row = {"batch": f"{model} {qlen} {requests} {keys}"}
+        for name, fields in variants.items():
+            patch.fields = fields
+            patch(requests, keys, heads, qlen=qlen, kind="gqa", num_kv_heads=kv_heads,
+                  head_dim=dim, page_size=16, device="meta", device_spec=spec,
+                  seq_lens=[keys] * requests)  # fmt: skip
+            row["plan " + name] = shown(patch.last)
+        print(json.dumps(row))
+
+
+def timed(batches, variants, rounds: int, rep_ms: int, out) -> None:
+    import torch
+
+    from splitkv.bench.providers import prepare_splitkv
+    from splitkv.bench.shapes import gqa_batch
+    from splitkv.bench.sweep import build_cases
+    from splitkv.timing import cuda_graph_times_us
+
+    patch = PlanPatch()
+    for model, qlen, requests, keys in batches:
+        case = build_cases(gqa_batch(model, [keys] * requests, qlen))[0]
+        row = {"batch": f"{model} {qlen} {requests} {keys}"}
+        for _ in range(rounds):
+            for name, fields in variants.items():
+                patch.fields = fields
+                prep = prepare_splitkv(case)
+                prep.run()
+                row.setdefault(name, []).append(round(cuda_graph_times_us(prep.run, rep_ms)[1], 1))
+                row["plan " + name] = shown(patch.last)
+        print(json.dumps(row), flush=True)
+        if out:
+            out.write(json.dumps(row) + "\n")
+        del case
+        torch.cuda.empty_cache()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--batch", nargs="+", type=batch_arg, required=True)
+    parser.add_argument("--variant", nargs="+", action="append", default=[],
+                        metavar="NAME FIELD=VALUE", help="a name, then plan fields")  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rep-ms", type=int, default=20, help="CUDA-graph replay time a median")
+    parser.add_argument("--out", help="also write the JSON lines here")
+    parser.add_argument("--plans-only", action="store_true", help="print the plans, time none")
+    args = parser.parse_args()
+    try:
+        variants = variants_of(args.variant)
+    except argparse.ArgumentTypeError as error:
+        parser.error(str(error))
+    if args.plans_only:
+        plans_only(args.batch, variants)
+        return
+    with open(args.out, "w") if args.out else open("/dev/null", "w") as out:
+        timed(args.batch, variants, args.rounds, args.rep_ms, out)
+
+
+if __name__ == "__main__":
+    main()
