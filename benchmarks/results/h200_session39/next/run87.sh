@@ -1,17 +1,15 @@
 # Session 39's next runs (docs/perf.md "Next runs (session 39)" items 1-3), for a later
-# session: copy to the repository root and carry it (`bash run87.sh`, ~7 minutes).
+# session: copy to the repository root and carry it (`bash run87.sh`, ~6 minutes).
 set -o pipefail
 export PYTHONPATH=$PWD/src:$PWD/tests PYTHONUNBUFFERED=1
-mkdir -p $OUT/logs $OUT/ncu
+mkdir -p $OUT/logs
 # 1. Memcheck of v0.2.42's wide uniform GQA tiles alone (tests/gpu_memcheck.py's case).
 PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 python3 -c "import torch, gpu_memcheck as m; torch.manual_seed(0); m.wide_uniform_tiles('cuda'); torch.cuda.synchronize(); print('wide tiles: all calls finished')" > $OUT/logs/memcheck_wide.txt 2>&1; echo "memcheck exit $?" | tee -a $OUT/logs/memcheck_wide.txt
 tail -3 $OUT/logs/memcheck_wide.txt
 # 3. gpt-oss at qlen 8 (64 rows) on 3 stages against the planner's 2.
 timeout 200 python3 tools/gqa_plan_ab.py --batch gpt-oss:8:64:1024 gpt-oss:8:128:1024 gpt-oss:8:256:1024 gpt-oss:8:64:4096 gpt-oss:8:128:4096 gpt-oss:8:32:16384 gpt-oss:8:8:65536 --variant "3 stages" split_num_stages=3 --out $OUT/logs/q8_stages.jsonl > $OUT/logs/q8_stages.txt 2>&1; echo "stages exit $?"
 cut -c1-300 $OUT/logs/q8_stages.txt | tail -8
-# 2. ncu: qwen-64-8 at qlen 4, 64 x 4k, one split on 128-key against 64-key blocks (2 stages).
-for n in 128 64; do
-  STEP_OUT=$OUT/ncu timeout 120 bash tools/ncu_kernel.sh qwen_q4_bn$n gqa_split_kernel --kind gqa --model qwen-64-8 --context 4096 --batch 64 --qlen 4 --splits 1 --schedule uniform --block-n $n --num-stages 2 > $OUT/logs/ncu_bn$n.txt 2>&1
-  grep -E "Duration|DRAM Throughput|Registers|Achieved Occupancy|No Eligible" $OUT/logs/ncu_bn$n.txt | head -8
-done
-tar czf $OUT/ncu.tgz -C $OUT ncu && rm -rf $OUT/ncu
+# 2. qwen-64-8 at qlen 4, one split: 64- against 128-key blocks (both on 2 stages) where the
+#    launch fills whole waves of 3 programs an SM (99 x 4k) and where it does not (64, 66).
+timeout 150 python3 tools/gqa_plan_ab.py --batch qwen-64-8:4:99:4096 qwen-64-8:4:66:4096 qwen-64-8:4:64:4096 --variant "128 keys, 2 stages" split_num_stages=2 --variant "64 keys, 2 stages" block_n=64 split_num_stages=2 --out $OUT/logs/qwen_waves.jsonl > $OUT/logs/qwen_waves.txt 2>&1; echo "waves exit $?"
+cut -c1-300 $OUT/logs/qwen_waves.txt | tail -4
