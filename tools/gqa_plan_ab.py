@@ -9,6 +9,8 @@ line a batch: CUDA-graph medians in us per variant and round, and each variant's
         --plans-only    # the plans on the H200 preset, no GPU
 
 Only stage 1's tile fields may be replaced (TILE_FIELDS); the others size the workspace.
+`--generic num_splits` compiles the uniform stage 1 without Triton's specialisation of that int
+argument (an int equal to 1 becomes a constant), for the whole run: run it twice to compare.
 
 A batch is MODEL:QLEN:REQUESTS:KEYS (`bench.shapes.GQA_MODELS`; every request KEYS long).
 """
@@ -88,6 +90,16 @@ def plans_only(batches, variants) -> None:
         print(json.dumps(row))
 
 
+def compile_generic(names: list[str]) -> None:
+    """The uniform stage 1 compiled without specialising these int arguments (before its first
+    launch: Triton reads the flags when it makes the kernel's binder)."""
+    from splitkv.kernels.gqa_split import gqa_split_kernel
+
+    params = {p.name: p for p in gqa_split_kernel.params}
+    for name in names:
+        params[name].do_not_specialize = True
+
+
 def timed(batches, variants, rounds: int, rep_ms: int, out) -> None:
     import torch
 
@@ -123,6 +135,8 @@ def main() -> None:
     parser.add_argument("--rep-ms", type=int, default=20, help="CUDA-graph replay time a median")
     parser.add_argument("--out", help="also write the JSON lines here")
     parser.add_argument("--plans-only", action="store_true", help="print the plans, time none")
+    parser.add_argument("--generic", nargs="+", default=[], choices=["num_splits", "max_pages"],
+                        help="the uniform stage 1's ints not to specialise")  # fmt: skip
     args = parser.parse_args()
     try:
         variants = variants_of(args.variant)
@@ -131,6 +145,7 @@ def main() -> None:
     if args.plans_only:
         plans_only(args.batch, variants)
         return
+    compile_generic(args.generic)
     with open(args.out, "w") if args.out else open("/dev/null", "w") as out:
         timed(args.batch, variants, args.rounds, args.rep_ms, out)
 

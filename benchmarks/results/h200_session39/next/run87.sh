@@ -1,5 +1,5 @@
-# Session 39's next runs (docs/perf.md "Next runs (session 39)" items 1-3), for a later
-# session: copy to the repository root and carry it (`bash run87.sh`, ~6 minutes).
+# Session 39's next runs (docs/perf.md "Next runs (session 39)" items 1-3 and 6), for a later
+# session: copy to the repository root and carry it (`bash run87.sh`, ~8 minutes).
 set -o pipefail
 export PYTHONPATH=$PWD/src:$PWD/tests PYTHONUNBUFFERED=1
 mkdir -p $OUT/logs
@@ -13,3 +13,11 @@ cut -c1-300 $OUT/logs/q8_stages.txt | tail -8
 #    launch fills whole waves of 3 programs an SM (99 x 4k) and where it does not (64, 66).
 timeout 150 python3 tools/gqa_plan_ab.py --batch qwen-64-8:4:99:4096 qwen-64-8:4:66:4096 qwen-64-8:4:64:4096 --variant "128 keys, 2 stages" split_num_stages=2 --variant "64 keys, 2 stages" block_n=64 split_num_stages=2 --out $OUT/logs/qwen_waves.jsonl > $OUT/logs/qwen_waves.txt 2>&1; echo "waves exit $?"
 cut -c1-300 $OUT/logs/qwen_waves.txt | tail -4
+# 6. One uniform split compiled as Triton specialises num_splits = 1 (a constant: the default)
+#    against generic, on the planner's stages and on 2.
+B="qwen-64-8:4:64:4096 qwen-64-8:4:128:4096 llama3-8b:8:64:4096 gpt-oss:4:64:4096 gpt-oss:4:128:4096"
+for build in specialised generic; do
+  flag=""; [ $build = generic ] && flag="--generic num_splits"
+  timeout 150 python3 tools/gqa_plan_ab.py --batch $B --variant "2 stages" split_num_stages=2 $flag --out $OUT/logs/split1_$build.jsonl > $OUT/logs/split1_$build.txt 2>&1; echo "$build exit $?"
+  cut -c1-300 $OUT/logs/split1_$build.txt | tail -5
+done
