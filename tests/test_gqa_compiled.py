@@ -68,6 +68,20 @@ def test_the_wide_tile_at_head_dim_64_holds_four_an_sm():
     assert row["per_sm"] >= 4 and row["stack_bytes"] == 0, row
 
 
+def test_one_split_at_head_dim_128_takes_the_3_stage_build_that_does_not_spill():
+    # 32 rows at head dim 128 on one split (llama3-8b at qlen 8): the 2-stage build, with
+    # num_splits = 1 a constant as Triton compiles it, takes 255 registers and spills (the
+    # H200's build: 255, 16-18 spilled values); the 3 stages the planner gives it compile to
+    # ~200 without, and ran 6-12% faster (docs/perf.md, session 39).
+    (row,) = compiled_all("--model", "llama3-8b", "--qlen", "8", "--batch", "many",
+                          tool="inspect_gqa.py")  # fmt: skip
+    assert (row["block_h"], row["block_n"], row["stages"]) == (32, 128, 3), row
+    assert row["stack_bytes"] == 0, row
+    (two,) = compiled_all("--model", "llama3-8b", "--qlen", "8", "--batch", "many", "--knobs",
+                          "num_stages=2", tool="inspect_gqa.py")  # fmt: skip
+    assert (two["block_n"], two["stages"]) == (128, 2) and two["stack_bytes"] > 0, two
+
+
 def test_uniform_stage_1_compiles_one_build_for_every_batch():
     # Triton compiles an int argument equal to 1 as a constant; that build of the uniform GQA
     # stage 1 streamed 2-5% slower at batch 1 on the H200 (docs/perf.md, session 32).

@@ -49,6 +49,10 @@ INTS = ("window_left", "batch", "num_pages", "max_pages", "num_programs", "num_s
 ALIGNED = (*POINTERS, "piece_ranges_ptr", "stride_q_batch", "stride_q_pos", "stride_q_head",
            "stride_k_page", "stride_k_slot", "stride_k_head", "stride_v_page", "stride_v_slot",
            "stride_v_head")  # fmt: skip
+# And where the build writes the output (out [batch, qlen, heads, head dim], lse [batch, qlen,
+# heads], sinks [heads]; the launcher's build keys on the H200 show them so).
+OUTPUT_ALIGNED = ("out_ptr", "lse_ptr", "sinks_ptr", "stride_out_batch", "stride_out_pos",
+                  "stride_out_head", "stride_lse_batch", "stride_lse_pos")  # fmt: skip
 
 
 def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool = False):
@@ -75,14 +79,23 @@ def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool =
     else:
         constants["SPLIT_MAJOR"] = plan.grid_order == "split_major"
     if not balanced and plan.whole_pieces:
-        constants.update(ONE_SPLIT_OUTPUT=True, WRITE_LSE=True, HAS_SINKS=sinks)
+        # As the launcher's build: no merge to release, the lse's head stride 1 (Triton makes
+        # an int equal to 1 a constant).
+        constants.update(ONE_SPLIT_OUTPUT=True, WRITE_LSE=True, HAS_SINKS=sinks,
+                         RELEASE_MERGE=False, stride_lse_head=1)  # fmt: skip
         types.update(out_ptr=f"*{elem}", lse_ptr="*fp32", sinks_ptr="*fp32")
         types.update({f"stride_{t}_{d}": "i32" for t in ("out", "lse")
                       for d in ("batch", "pos", "head")})  # fmt: skip
-    signature = {name: types[name] for name in kernel.arg_names if name in types}
+    if not balanced and plan.num_splits == 1:
+        # Specialised as a constant, as Triton does at launch: one split's build takes up to
+        # 21 more registers than the generic one (docs/perf.md session 39).
+        constants["num_splits"] = 1
+    signature = {name: types[name] for name in kernel.arg_names
+                 if name in types and name not in constants}  # fmt: skip
     signature.update({name: "constexpr" for name in constants})
+    aligned = ALIGNED + OUTPUT_ALIGNED if "out_ptr" in signature else ALIGNED
     attrs = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
-             for name in ALIGNED if name in signature}  # fmt: skip
+             for name in aligned if name in signature}  # fmt: skip
     source = ASTSource(kernel, signature, constants, attrs)
     options = {"num_warps": plan.split_num_warps, "num_stages": plan.split_num_stages}
     if maxnreg:

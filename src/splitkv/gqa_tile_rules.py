@@ -14,6 +14,7 @@ GQA_WIDE_TILE_MIN_BLOCKS = 4  # key blocks a split keeps, so that loads overlap 
 GQA_WIDE_TILE_SMALL_HEAD_DIM = 64
 GQA_WIDE_TILE_SMALL_HEAD_KEYS = 64
 # Stages of the 32-row tile at head dims past 64 up to 128 (128-key blocks) on one split: 3.
+# Its 2-stage one-split build (num_splits a constant 1) spills at 255 registers; this one not.
 GQA_WIDE_TILE_DEEP_ROWS = 32
 GQA_WIDE_TILE_DEEP_STAGES = 3
 
