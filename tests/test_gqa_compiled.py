@@ -82,6 +82,20 @@ def test_one_split_at_head_dim_128_takes_the_3_stage_build_that_does_not_spill()
     assert (two["block_n"], two["stages"]) == (128, 2) and two["stack_bytes"] > 0, two
 
 
+def test_one_split_uniform_tiles_fill_the_waves_the_fill_rule_counts():
+    # The planner sizes uniform GQA launches in waves of 4 programs an SM (a GQA key block
+    # moves 32 KB: `resident_programs_per_sm`); a build holding 3 fills them unevenly: 512
+    # programs are 1.29 waves of 3, against 1.94 of 2, and ran 1.28-1.39x slower (H200,
+    # docs/perf.md session 39). The default one-split builds, as Triton compiles them at
+    # launch, hold 4 or 2, at 16, 32 and 64 rows and head dims 64 and 128.
+    rows = compiled_all("--model", "gpt-oss", "qwen-64-8", "llama3-8b", "--qlen", "1", "4", "8",
+                        "--batch", "many", tool="inspect_gqa.py")  # fmt: skip
+    assert len(rows) == 9
+    for row in rows:
+        assert row["schedule"] == "uniform" and row["per_sm"] in (2, 4), row
+        assert row["stack_bytes"] == 0, row
+
+
 def test_uniform_stage_1_compiles_one_build_for_every_batch():
     # Triton compiles an int argument equal to 1 as a constant; that build of the uniform GQA
     # stage 1 streamed 2-5% slower at batch 1 on the H200 (docs/perf.md, session 32).
