@@ -47,12 +47,11 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int,
     if balanced:
         return None, 4, None
     keys = min(GQA_WIDE_TILE_SCORES // block_h, GQA_WIDE_TILE_KEY_ELEMENTS // head_dim)
-    small_head = head_dim <= GQA_WIDE_TILE_SMALL_HEAD_DIM
-    if small_head:
+    if head_dim <= GQA_WIDE_TILE_SMALL_HEAD_DIM:
         keys = min(keys, GQA_WIDE_TILE_SMALL_HEAD_KEYS)
     keys = min(keys, prev_pow2(max(1, split_keys // GQA_WIDE_TILE_MIN_BLOCKS)))
+    # Head dims past 64 up to 128 (a small head never pads to 128).
     deep = one_split and block_h == GQA_WIDE_TILE_DEEP_ROWS and next_pow2(head_dim) == 128
-    deep = deep and not small_head
     return max(2 * MIN_DOT, keys), 4, GQA_WIDE_TILE_DEEP_STAGES if deep else None
 
 

@@ -502,6 +502,13 @@ def plan_decode(
     tile_free = block_n is None and num_stages is None and not interpreted
     gqa_tiled = kind == "gqa" and tile_free and spec.tunables.gqa_balanced_min_blocks > 0
     equal_shares = False
+    # The balanced GQA grid, computed once: the schedule model weighs it, a balanced plan takes it.
+    gqa_grid = None
+    if gqa_tiled and default_grid:
+        gqa_grid = gqa_balanced_grid(lengths, keys, batch_size, num_kv_heads * num_head_blocks,
+                                     block_h, head_dim_v, dtype.itemsize,
+                                     wave // spec.compute_units, spec.compute_units,
+                                     spec.tunables.gqa_balanced_min_blocks)  # fmt: skip
     if schedule == "auto":
         schedule = "uniform"
         if lengths:
@@ -526,18 +533,11 @@ def plan_decode(
                                                   num_splits, keys, batch_size,
                                                   spec.compute_units,
                                                   may_halve=default_splits)  # fmt: skip
-            model_grid = None
-            if gqa_tiled and default_grid:
-                model_grid = gqa_balanced_grid(
-                    lengths, keys, batch_size, num_kv_heads * num_head_blocks, block_h,
-                    head_dim_v, dtype.itemsize, wave // spec.compute_units, spec.compute_units,
-                    spec.tunables.gqa_balanced_min_blocks,
-                )  # fmt: skip
             schedule = modelled_schedule(lengths, model_splits, num_programs,
                                          num_kv_heads * num_head_blocks, wave, block_n or 64,
                                          kind=kind, spec=spec, gluon_splits=gluon_splits,
                                          narrow=narrow, balanced_on_gluon=gluon_pays[True],
-                                         balanced_grid=model_grid)  # fmt: skip
+                                         balanced_grid=gqa_grid)  # fmt: skip
         # 16-row tiles only: at 32 rows (12 heads x qlen 2) the loop lost 2% at 68k x 8 / 16
         # and tied at 327k (docs/perf.md v0.2.9f).
         narrow_loop = gluon_may_run and block_h == MIN_DOT and program_loop is not False
@@ -586,10 +586,7 @@ def plan_decode(
         block_n, num_stages = gqa_tile[0], gqa_tile[1]
         page_prefetch = gqa_tile[2] if page_prefetch is None else page_prefetch
     if default_grid and balanced and not program_loop and gqa_tile:
-        num_programs = gqa_balanced_grid(lengths, keys, batch_size, num_kv_heads * num_head_blocks,
-                                         block_h, head_dim_v, dtype.itemsize,
-                                         wave // spec.compute_units, spec.compute_units,
-                                         spec.tunables.gqa_balanced_min_blocks)  # fmt: skip
+        num_programs = gqa_grid
     elif default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
     if warp_specialized and block_h in ws.NARROW_BLOCK_H:
