@@ -55,10 +55,13 @@ OUTPUT_ALIGNED = ("out_ptr", "lse_ptr", "sinks_ptr", "stride_out_batch", "stride
                   "stride_out_head", "stride_lse_batch", "stride_lse_pos")  # fmt: skip
 
 
-def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool = False):
+def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool = False,
+                 generic_splits: bool = False):  # fmt: skip
     """The stage-1 kernel `gqa._launch` builds for `plan` (no window, no cap; a uniform plan
     with `whole_pieces` writes the output rows and lse itself, with the model's `sinks`);
-    `maxnreg`: with ptxas's register cap (not a plan knob: what a cap would cost in spills)."""
+    `maxnreg`: with ptxas's register cap (not a plan knob: what a cap would cost in spills);
+    `generic_splits`: one split's build with num_splits an int, as `do_not_specialize` would
+    compile it."""
     elem = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}[plan.dtype]
     balanced = plan.schedule == "balanced"
     kernel = gqa_balanced_kernel if balanced else gqa_split_kernel
@@ -86,7 +89,7 @@ def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool =
         types.update(out_ptr=f"*{elem}", lse_ptr="*fp32", sinks_ptr="*fp32")
         types.update({f"stride_{t}_{d}": "i32" for t in ("out", "lse")
                       for d in ("batch", "pos", "head")})  # fmt: skip
-    if not balanced and plan.num_splits == 1:
+    if not balanced and plan.num_splits == 1 and not generic_splits:
         # Specialised as a constant, as Triton does at launch: one split's build takes up to
         # 21 more registers than the generic one (docs/perf.md session 39).
         constants["num_splits"] = 1
@@ -116,7 +119,8 @@ def residency(registers: int, shared: int, warps: int) -> dict:
     return {"per_sm": limits[limiter], "limited_by": limiter}
 
 
-def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None = None) -> dict:
+def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None = None,
+            generic_splits: bool = False) -> dict:  # fmt: skip
     q_heads, kv_heads, head_dim = GQA_MODELS[model][:3]
     lengths = BATCHES[batch]
     spec = splitkv.DeviceSpec.preset("h200")
@@ -124,7 +128,8 @@ def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None 
                                num_kv_heads=kv_heads, head_dim=head_dim, page_size=16,
                                dtype=torch.bfloat16, device="meta", device_spec=spec,
                                seq_lens=lengths, **knobs)  # fmt: skip
-    kernel = compile_plan(plan, maxnreg=maxnreg, sinks=GQA_MODELS[model][3])
+    kernel = compile_plan(plan, maxnreg=maxnreg, sinks=GQA_MODELS[model][3],
+                          generic_splits=generic_splits)  # fmt: skip
     registers, stack = registers_and_stack(kernel)
     fit = residency(registers, kernel.metadata.shared, plan.split_num_warps)
     per_head = plan.num_programs + len(lengths) if plan.schedule == "balanced" else (
@@ -154,12 +159,15 @@ def main() -> None:
     parser.add_argument("--knobs", nargs="*", type=knob, default=[],
                         help="plan_decode knobs, NAME=VALUE")  # fmt: skip
     parser.add_argument("--maxnreg", type=int, default=None, help="cap registers per thread")
+    parser.add_argument("--generic-splits", action="store_true",
+                        help="one split's build with num_splits not a constant")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="JSON lines (always)")
     args = parser.parse_args()
     for model in args.model:
         for qlen in args.qlen:
             for batch in args.batch:
-                row = inspect(model, qlen, batch, dict(args.knobs), args.maxnreg)
+                row = inspect(model, qlen, batch, dict(args.knobs), args.maxnreg,
+                              args.generic_splits)  # fmt: skip
                 print(json.dumps(row), flush=True)
 
 
