@@ -9,6 +9,8 @@ line a batch: CUDA-graph medians in us per variant and round, and each variant's
         --plans-only    # the plans on the H200 preset, no GPU
 
 Only stage 1's tile fields may be replaced (TILE_FIELDS); the others size the workspace.
+`--builds FILE` writes every build of the uniform stage 1 the run compiled (registers, spills,
+shared memory, warps, stages and its specialisation key) as JSON lines: the GPU's own counts.
 `--generic num_splits` compiles the uniform stage 1 without Triton's specialisation of that int
 argument (an int equal to 1 becomes a constant), for the whole run: run it twice to compare.
 
@@ -100,6 +102,23 @@ def compile_generic(names: list[str]) -> None:
         params[name].do_not_specialize = True
 
 
+def compiled_builds():
+    """Every build of the uniform stage 1 compiled so far, with what sets its residency."""
+    from splitkv.kernels.gqa_split import gqa_split_kernel
+
+    for caches in gqa_split_kernel.device_caches.values():
+        for key, kernel in caches[0].items():
+            kernel._init_handles()
+            yield {
+                "regs": kernel.n_regs,
+                "spills": kernel.n_spills,
+                "warps": kernel.metadata.num_warps,
+                "stages": kernel.metadata.num_stages,
+                "shared": kernel.metadata.shared,
+                "key": str(key),
+            }
+
+
 def timed(batches, variants, rounds: int, rep_ms: int, out) -> None:
     import torch
 
@@ -134,6 +153,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--rep-ms", type=int, default=20, help="CUDA-graph replay time a median")
     parser.add_argument("--out", help="also write the JSON lines here")
+    parser.add_argument("--builds", help="write the compiled builds' registers here (JSON lines)")
     parser.add_argument("--plans-only", action="store_true", help="print the plans, time none")
     parser.add_argument("--generic", nargs="+", default=[], choices=["num_splits", "max_pages"],
                         help="the uniform stage 1's ints not to specialise")  # fmt: skip
@@ -148,6 +168,10 @@ def main() -> None:
     compile_generic(args.generic)
     with open(args.out, "w") if args.out else open("/dev/null", "w") as out:
         timed(args.batch, variants, args.rounds, args.rep_ms, out)
+    if args.builds:
+        with open(args.builds, "w") as builds:
+            for build in compiled_builds():
+                builds.write(json.dumps(build) + "\n")
 
 
 if __name__ == "__main__":
