@@ -32,3 +32,12 @@ def test_a_field_outside_the_tile_is_refused():
     assert done.returncode == 2 and "num_splits" in done.stderr, done.stderr[-500:]
     done = run_tool("--batch", "nobody:1:8:4096", "--plans-only")
     assert done.returncode == 2 and "unknown model" in done.stderr, done.stderr[-500:]
+
+
+def test_a_variant_may_plan_16_row_head_blocks():
+    # block_h is a planner knob for MLA only; the tool replaces the rule for that plan alone.
+    done = run_tool("--batch", "gpt-oss:4:64:4096", "--variant", "16 rows", "block_h=16",
+                    "--plans-only")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-500:]
+    (row,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert row["plan planned"][2] == 32 and row["plan 16 rows"][2] == 16, row

@@ -8,7 +8,10 @@ line a batch: CUDA-graph medians in us per variant and round, and each variant's
     python tools/gqa_plan_ab.py --batch qwen-64-8:4:64:4096 --variant "64 keys" block_n=64 \\
         --plans-only    # the plans on the H200 preset, no GPU
 
-Only stage 1's tile fields may be replaced (TILE_FIELDS); the others size the workspace.
+Only stage 1's tile fields may be replaced (TILE_FIELDS); the others size the workspace. A
+variant may also set PLAN_KNOBS, which plan the whole call anew with them, the tile fields
+replaced after: `block_h=16` plans GQA head blocks of 16 rows (the planner's `block_h_for` is
+replaced for that plan: `plan_decode` takes block_h for MLA only), `schedule=balanced`.
 `--builds FILE` writes every build of the uniform stage 1 the run compiled (registers, spills,
 shared memory, warps, stages and its specialisation key) as JSON lines: the GPU's own counts.
 `--generic num_splits` compiles the uniform stage 1 without Triton's specialisation of that int
@@ -25,12 +28,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import splitkv
+import splitkv.plan as plan_module
 from splitkv.bench.shapes import GQA_MODELS
 
 SHOWN = ("schedule", "num_splits", "block_h", "block_n", "split_num_stages", "whole_pieces")
 # The fields a variant may replace: stage 1's tile only. The others size the workspace or set
 # what runs after stage 1, which plan_decode fixed with the plan (use its knobs for those).
 TILE_FIELDS = ("block_n", "split_num_stages", "split_num_warps", "page_prefetch")
+PLAN_KNOBS = ("block_h", "schedule")
 
 
 def batch_arg(text: str) -> tuple[str, int, int, int]:
@@ -42,8 +47,10 @@ def batch_arg(text: str) -> tuple[str, int, int, int]:
 
 def field_value(text: str) -> tuple[str, object]:
     name, _, value = text.partition("=")
-    if name not in TILE_FIELDS:
-        raise argparse.ArgumentTypeError(f"--variant: {name!r} is not one of {TILE_FIELDS}")
+    if name not in TILE_FIELDS + PLAN_KNOBS:
+        raise argparse.ArgumentTypeError(
+            f"--variant: {name!r} is not one of {TILE_FIELDS + PLAN_KNOBS}"
+        )
     parsed = {"True": True, "False": False}.get(value, value)
     if isinstance(parsed, str) and parsed.lstrip("-").isdigit():
         parsed = int(parsed)
@@ -58,6 +65,12 @@ def variants_of(pairs: list[list[str]]) -> dict[str, dict]:
     return variants
 
 
+def split_variant(fields: dict) -> tuple[dict, dict]:
+    """(tile fields replaced after planning, plan_decode knobs) of one variant."""
+    tile = {k: v for k, v in fields.items() if k in TILE_FIELDS}
+    return tile, {k: v for k, v in fields.items() if k in PLAN_KNOBS}
+
+
 class PlanPatch:
     """`splitkv.plan_decode` replaced by one that applies `fields` to its plans and keeps the
     last plan made (the benchmark's providers plan through the module attribute)."""
@@ -65,11 +78,21 @@ class PlanPatch:
     def __init__(self) -> None:
         self.plan_decode = splitkv.plan_decode
         self.fields: dict = {}
+        self.knobs: dict = {}
         self.last = None
         splitkv.plan_decode = self
 
     def __call__(self, *args, **kwargs):
-        self.last = dataclasses.replace(self.plan_decode(*args, **kwargs), **self.fields)
+        knobs = dict(self.knobs)
+        block_h = knobs.pop("block_h", None)
+        rule = plan_module.block_h_for
+        if block_h:
+            plan_module.block_h_for = lambda *_: block_h
+        try:
+            plan = self.plan_decode(*args, **{**kwargs, **knobs})
+        finally:
+            plan_module.block_h_for = rule
+        self.last = dataclasses.replace(plan, **self.fields)
         return self.last
 
 
@@ -84,7 +107,7 @@ def plans_only(batches, variants) -> None:
         heads, kv_heads, dim, _ = GQA_MODELS[model]
         row = {"batch": f"{model} {qlen} {requests} {keys}"}
         for name, fields in variants.items():
-            patch.fields = fields
+            patch.fields, patch.knobs = split_variant(fields)
             patch(requests, keys, heads, qlen=qlen, kind="gqa", num_kv_heads=kv_heads,
                   head_dim=dim, page_size=16, device="meta", device_spec=spec,
                   seq_lens=[keys] * requests)  # fmt: skip
@@ -133,7 +156,7 @@ def timed(batches, variants, rounds: int, rep_ms: int, out) -> None:
         row = {"batch": f"{model} {qlen} {requests} {keys}"}
         for _ in range(rounds):
             for name, fields in variants.items():
-                patch.fields = fields
+                patch.fields, patch.knobs = split_variant(fields)
                 prep = prepare_splitkv(case)
                 prep.run()
                 row.setdefault(name, []).append(round(cuda_graph_times_us(prep.run, rep_ms)[1], 1))

@@ -13,9 +13,11 @@ GQA_WIDE_TILE_MIN_BLOCKS = 4  # key blocks a split keeps, so that loads overlap 
 # programs an SM (142-177 registers), 64 keys to 4 (100-124).
 GQA_WIDE_TILE_SMALL_HEAD_DIM = 64
 GQA_WIDE_TILE_SMALL_HEAD_KEYS = 64
-# Stages of the 32-row tile at head dims past 64 up to 128 (128-key blocks) on one split: 3.
-# Its 2-stage one-split build (num_splits a constant 1) spills at 255 registers; this one not.
-GQA_WIDE_TILE_DEEP_ROWS = 32
+# The wide tiles (rows, head dim padded) that take 3 stages on one split: 32 rows at head dim
+# 128 (128-key blocks; its 2-stage one-split build, num_splits a constant 1, spills at 255
+# registers, this one not) and 64 rows at head dim 64 (64-key blocks; 116 -> 127 registers,
+# 4 programs an SM either way). Both lost 1-3% on 2 and 8 splits, which keep 2.
+GQA_WIDE_TILE_DEEP = ((32, 128), (64, 64))
 GQA_WIDE_TILE_DEEP_STAGES = 3
 
 
@@ -41,7 +43,10 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int,
     there; on one split (the build that writes the output itself) 3 stages, not 2, ran 6-12%
     faster (qwen-64-8 at qlen 4: 64 x 4k 281.3 -> 264.6 us, 128 x 4k 562.4 -> 525.4, 256 x 1k
     310.6 -> 282.2; llama3-8b at qlen 8 64 x 4k 282.3 -> 264.5), and 1% slower on 2 and 8 splits
-    (32 x 16k 577.2 -> 583.3), which keep 2. one_split: the plan has one uniform split."""
+    (32 x 16k 577.2 -> 583.3), which keep 2. The same held at 64 rows and head dim 64 (gpt-oss
+    at qlen 8, session 40): one split 3-5% faster on 3 stages (64 x 1k 48.4 -> 46.0 us, 256 x
+    1k 194.6 -> 188.6, 128 x 4k 376.6 -> 362.4), 2 and 8 splits 3% slower (32 x 16k 371.3 ->
+    380.4). one_split: the plan has one uniform split."""
     if block_h < 2 * MIN_DOT:
         return None
     if balanced:
@@ -50,8 +55,7 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int,
     if head_dim <= GQA_WIDE_TILE_SMALL_HEAD_DIM:
         keys = min(keys, GQA_WIDE_TILE_SMALL_HEAD_KEYS)
     keys = min(keys, prev_pow2(max(1, split_keys // GQA_WIDE_TILE_MIN_BLOCKS)))
-    # Head dims past 64 up to 128 (a small head never pads to 128).
-    deep = one_split and block_h == GQA_WIDE_TILE_DEEP_ROWS and next_pow2(head_dim) == 128
+    deep = one_split and (block_h, next_pow2(head_dim)) in GQA_WIDE_TILE_DEEP
     return max(2 * MIN_DOT, keys), 4, GQA_WIDE_TILE_DEEP_STAGES if deep else None
 
 
