@@ -182,10 +182,11 @@ def gqa_balanced_grid(lengths: list[int] | None, keys: int, batch: int, groups: 
 
 # Programs of `gqa_long_split_tile`'s uniform kernel an H200 SM holds, by (rows, head dim), in
 # 16-bit types: the fewest of the models' builds (`tools/inspect_gqa.py --batch uniform`, sm_90,
-# checked by tests/test_gqa_compiled.py). 16 rows: 154-156 registers, 70 KB of shared memory;
-# 32 rows: 156 registers at 8 heads x qlen 4 (3 an SM), 194 at 4 heads x qlen 8 (llama3-8b, 2);
-# 64 rows: 186-192 registers, 104-112 KB.
-GQA_LONG_SPLIT_RESIDENCY = {(16, 64): 3, (16, 128): 3, (32, 64): 3, (32, 128): 2, (64, 64): 2,
+# checked by tests/test_gqa_compiled.py). 16 rows: 112-113 registers, 70 KB of shared memory;
+# 32 rows: 175 registers at 8 heads x qlen 4 (2 an SM; 156 and 3 before v0.2.44's key slots as
+# low bits, which still ran 7% faster: docs/perf.md session 40), 175 at 4 heads x qlen 8;
+# 64 rows: 174-222 registers, 104-112 KB.
+GQA_LONG_SPLIT_RESIDENCY = {(16, 64): 3, (16, 128): 3, (32, 64): 2, (32, 128): 2, (64, 64): 2,
                             (64, 128): 2}  # fmt: skip
 GQA_UNIFORM_MIN_BLOCKS = 8  # key blocks a uniform split streams before the long-split tile pays
 GQA_LONG_SPLIT_MAX_BYTES = 4 << 20  # K + V of a split past which the uniform tile streams as well

@@ -246,11 +246,13 @@ def gqa_attend_keys(
         key_ok = keys < key_end
         if PREFETCH_PAGE:
             page, next_page = advance_page_ids(
-                table_row, block_start, keys, next_page, key_end, PAGE_SIZE, BLOCK_N
+                table_row, block_start, offs_n, next_page, key_end, PAGE_SIZE, BLOCK_N
             )
         else:
-            page = block_page_ids(table_row, block_start, keys, key_ok, PAGE_SIZE, BLOCK_N)
-        k_rows = kv_row_offsets(page, keys, num_pages, stride_k_page, stride_k_slot, PAGE_SIZE)
+            page = block_page_ids(table_row, block_start, offs_n, key_ok, PAGE_SIZE, BLOCK_N)
+        k_rows = kv_row_offsets(
+            page, keys, num_pages, stride_k_page, stride_k_slot, PAGE_SIZE, SLOT_BY_MASK=True
+        )
         tile_ok = key_ok[:, None] & d_ok[None, :]
         # Slots past seq_len are masked at the load, so whatever they hold (NaN) never enters.
         k = tl.load(k_ptr + k_head + k_rows[:, None] + d[None, :], mask=tile_ok, other=0.0)
@@ -262,7 +264,9 @@ def gqa_attend_keys(
         if HAS_WINDOW:
             visible = visible & (keys[None, :] >= last_key[:, None] - window_left)
         scores = tl.where(visible, scores * LOG2E, float("-inf"))
-        v_rows = kv_row_offsets(page, keys, num_pages, stride_v_page, stride_v_slot, PAGE_SIZE)
+        v_rows = kv_row_offsets(
+            page, keys, num_pages, stride_v_page, stride_v_slot, PAGE_SIZE, SLOT_BY_MASK=True
+        )
         v = tl.load(v_ptr + v_head + v_rows[:, None] + d[None, :], mask=tile_ok, other=0.0)
         m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, v)
     return m_i, l_i, acc

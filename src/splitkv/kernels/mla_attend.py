@@ -135,10 +135,10 @@ def mla_attend_keys(
         key_ok = keys < key_end
         if PREFETCH_PAGE:
             page, next_page = advance_page_ids(
-                table_row, block_start, keys, next_page, key_end, PAGE_SIZE, BLOCK_N
+                table_row, block_start, offs_n, next_page, key_end, PAGE_SIZE, BLOCK_N
             )
         else:
-            page = block_page_ids(table_row, block_start, keys, key_ok, PAGE_SIZE, BLOCK_N)
+            page = block_page_ids(table_row, block_start, offs_n, key_ok, PAGE_SIZE, BLOCK_N)
         m_i, l_i, acc, acc_lo, acc_hi = mla_attend_block(
             q_a, q_b, q_pe, kv_ptr, latent_desc, rope_desc, page, block_start, keys, key_ok,
             last_key, m_i, l_i, acc, acc_lo, acc_hi, num_pages, stride_kv_page, stride_kv_slot,
@@ -154,7 +154,7 @@ def mla_attend_keys(
         for tail_start in range(loop_end, key_end, TAIL_N):
             keys = tail_start + offs_t
             key_ok = keys < key_end
-            page = block_page_ids(table_row, tail_start, keys, key_ok, PAGE_SIZE, TAIL_N)
+            page = block_page_ids(table_row, tail_start, offs_t, key_ok, PAGE_SIZE, TAIL_N)
             m_i, l_i, acc, acc_lo, acc_hi = mla_attend_block(
                 q_a, q_b, q_pe, kv_ptr, latent_desc, rope_desc, page, tail_start, keys, key_ok,
                 last_key, m_i, l_i, acc, acc_lo, acc_hi, num_pages, stride_kv_page,
