@@ -11,7 +11,8 @@ line a batch: CUDA-graph medians in us per variant and round, and each variant's
 Only stage 1's tile fields may be replaced (TILE_FIELDS); the others size the workspace. A
 variant may also set PLAN_KNOBS, which plan the whole call anew with them, the tile fields
 replaced after: `block_h=16` plans GQA head blocks of 16 rows (the planner's `block_h_for` is
-replaced for that plan: `plan_decode` takes block_h for MLA only), `schedule=balanced`.
+replaced for that plan: `plan_decode` takes block_h for MLA only), `schedule=balanced`,
+`num_splits=1` (uniform splits, the count pinned: the long-split tile only where it fits).
 `--builds FILE` writes every build of the uniform stage 1 the run compiled (registers, spills,
 shared memory, warps, stages and its specialisation key) as JSON lines: the GPU's own counts.
 `--generic num_splits` compiles the uniform stage 1 without Triton's specialisation of that int
@@ -35,7 +36,7 @@ SHOWN = ("schedule", "num_splits", "block_h", "block_n", "split_num_stages", "wh
 # The fields a variant may replace: stage 1's tile only. The others size the workspace or set
 # what runs after stage 1, which plan_decode fixed with the plan (use its knobs for those).
 TILE_FIELDS = ("block_n", "split_num_stages", "split_num_warps", "page_prefetch")
-PLAN_KNOBS = ("block_h", "schedule")
+PLAN_KNOBS = ("block_h", "schedule", "num_splits")
 
 
 def batch_arg(text: str) -> tuple[str, int, int, int]:
