@@ -26,7 +26,7 @@ from triton.compiler import ASTSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inspect_kernel import registers_and_stack
+from inspect_kernel import loop_bodies, registers_and_stack, sass_of
 
 import splitkv
 from splitkv.bench.shapes import GQA_MODELS, GQA_ONE_LONG, GQA_RAGGED
@@ -131,6 +131,8 @@ def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None 
     kernel = compile_plan(plan, maxnreg=maxnreg, sinks=GQA_MODELS[model][3],
                           generic_splits=generic_splits)  # fmt: skip
     registers, stack = registers_and_stack(kernel)
+    # The key loop: the longest backward branch's body (the epilogue's loops are short).
+    loop = max((len(body) for body in loop_bodies(sass_of(kernel))), default=0)
     fit = residency(registers, kernel.metadata.shared, plan.split_num_warps)
     per_head = plan.num_programs + len(lengths) if plan.schedule == "balanced" else (
         plan.num_splits * len(lengths))  # fmt: skip
@@ -140,6 +142,7 @@ def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None 
             "prefetch": plan.page_prefetch, "warps": plan.split_num_warps,
             "num_programs": plan.num_programs, "registers": registers, "stack_bytes": stack,
             "shared_kb": round(kernel.metadata.shared / 1024, 1), **fit, "grid": grid,
+            "loop_instructions": loop,
             "waves": round(grid / (fit["per_sm"] * spec.compute_units), 2)}  # fmt: skip
 
 
