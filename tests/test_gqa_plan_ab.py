@@ -27,9 +27,15 @@ def test_a_variant_replaces_only_the_fields_it_names():
 
 
 def test_a_field_outside_the_tile_is_refused():
-    done = run_tool("--batch", "gpt-oss:1:8:4096", "--variant", "x", "num_splits=4",
+    # The workspace's fields (merge_rows here) are the plan's; num_splits is a planner knob.
+    done = run_tool("--batch", "gpt-oss:1:8:4096", "--variant", "x", "merge_rows=4",
                     "--plans-only")  # fmt: skip
-    assert done.returncode == 2 and "num_splits" in done.stderr, done.stderr[-500:]
+    assert done.returncode == 2 and "merge_rows" in done.stderr, done.stderr[-500:]
+    done = run_tool("--batch", "gpt-oss:4:48:4000", "--variant", "one split", "num_splits=1",
+                    "--plans-only")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-500:]
+    (row,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert row["plan one split"][1] == 1, row
     done = run_tool("--batch", "nobody:1:8:4096", "--plans-only")
     assert done.returncode == 2 and "unknown model" in done.stderr, done.stderr[-500:]
 
