@@ -1,0 +1,70 @@
+"""Session 40, call 6: which GQA split count a last-wave fill would pick, fed the programs an SM
+each count's build holds on the H200 (from the registers and shared memory in
+`splits_builds.jsonl`), against the planner's count and the fastest, on the 10 batches of
+`splits.jsonl` (docs/perf.md "Next runs (session 40)" item 1). Run from the repository root:
+
+    python benchmarks/results/h200_session40/call6/split_rule_check.py
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2] / "src"))
+from splitkv.bench.shapes import GQA_MODELS
+
+SMS, SM_REGISTERS, SM_SHARED, WARPS = 132, 65536, 232448, 4
+COUNTS = ("1 split", "2 splits", "4 splits", "8 splits")
+FILL = 0.9  # the H200 preset's wave_fill
+
+
+def per_sm(registers: int, shared: int) -> int:
+    """Programs of 4 warps an SM holds: registers allocated 8 a thread, and shared memory."""
+    return min(SM_REGISTERS // (-(-registers // 8) * 8 * 32 * WARPS), SM_SHARED // shared)
+
+
+def builds() -> dict:
+    """{(q heads, head dim, qlen, block_h, block_n, stages, one split): programs an SM}."""
+    held = {}
+    for line in open(HERE / "splits_builds.jsonl"):
+        build = json.loads(line)
+        consts = re.findall(r"\('constexpr', ([^)]*)\)", build["key"])
+        one_split = consts[0] == "1"
+        q_heads, _, qlen, head_dim, _, _, block_h, block_n = map(int, consts[one_split:][:8])
+        key = (q_heads, head_dim, qlen, block_h, block_n, build["stages"], one_split)
+        fit = per_sm(build["regs"], build["shared"])
+        held[key] = min(held.get(key, fit), fit)
+    return held
+
+
+def main() -> None:
+    held = builds()
+    hits = 0
+    for line in open(HERE / "splits.jsonl"):
+        row = json.loads(line)
+        model, qlen, requests, _ = row["batch"].split()
+        q_heads, kv_heads, head_dim = GQA_MODELS[model][:3]
+        qlen, requests = int(qlen), int(requests)
+        times, fills = {}, {}
+        for name in COUNTS:
+            _, splits, block_h, block_n, stages, whole = row["plan " + name]
+            fit = held[(q_heads, head_dim, qlen, block_h, block_n, stages, whole)]
+            programs = requests * kv_heads * splits
+            wave = SMS * fit
+            fills[name] = programs / (wave * -(-programs // wave))
+            times[name] = row[name][0]
+        picked = next((n for n in COUNTS if fills[n] >= FILL), COUNTS[-1])
+        best = min(times, key=times.get)
+        planned = next(n for n in COUNTS if row["plan " + n][1] == row["plan planned"][1])
+        near = times[picked] <= 1.03 * times[best]
+        hits += near
+        print(f"{row['batch']:24s} best {best:8s} {times[best]:6.1f} | planner {planned:8s} "
+              f"{times[planned]:6.1f} | fill rule {picked:8s} {times[picked]:6.1f} "
+              f"({' '.join(f'{fills[n]:.2f}' for n in COUNTS)}){'' if near else '  miss'}")
+    print(f"fill rule within 3% of the best: {hits} of 10")
+
+
+if __name__ == "__main__":
+    main()
