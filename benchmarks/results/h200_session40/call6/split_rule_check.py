@@ -3,17 +3,16 @@ each count's build holds on the H200 (from the registers and shared memory in
 `splits_builds.jsonl`), against the planner's count and the fastest, on the 10 batches of
 `splits.jsonl` (docs/perf.md "Next runs (session 40)" item 1). Run from the repository root:
 
-    python benchmarks/results/h200_session40/call6/split_rule_check.py
+    PYTHONPATH=src python benchmarks/results/h200_session40/call6/split_rule_check.py
 """
 
 import json
 import re
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[2] / "src"))
 from splitkv.bench.shapes import GQA_MODELS
+
+HERE = Path(__file__).resolve().parent
 
 SMS, SM_REGISTERS, SM_SHARED, WARPS = 132, 65536, 232448, 4
 COUNTS = ("1 split", "2 splits", "4 splits", "8 splits")
@@ -28,7 +27,7 @@ def per_sm(registers: int, shared: int) -> int:
 def builds() -> dict:
     """{(q heads, head dim, qlen, block_h, block_n, stages, one split): programs an SM}."""
     held = {}
-    for line in open(HERE / "splits_builds.jsonl"):
+    for line in (HERE / "splits_builds.jsonl").read_text().splitlines():
         build = json.loads(line)
         consts = re.findall(r"\('constexpr', ([^)]*)\)", build["key"])
         one_split = consts[0] == "1"
@@ -42,7 +41,7 @@ def builds() -> dict:
 def main() -> None:
     held = builds()
     hits = 0
-    for line in open(HERE / "splits.jsonl"):
+    for line in (HERE / "splits.jsonl").read_text().splitlines():
         row = json.loads(line)
         model, qlen, requests, _ = row["batch"].split()
         q_heads, kv_heads, head_dim = GQA_MODELS[model][:3]
@@ -60,9 +59,11 @@ def main() -> None:
         planned = next(n for n in COUNTS if row["plan " + n][1] == row["plan planned"][1])
         near = times[picked] <= 1.03 * times[best]
         hits += near
-        print(f"{row['batch']:24s} best {best:8s} {times[best]:6.1f} | planner {planned:8s} "
-              f"{times[planned]:6.1f} | fill rule {picked:8s} {times[picked]:6.1f} "
-              f"({' '.join(f'{fills[n]:.2f}' for n in COUNTS)}){'' if near else '  miss'}")
+        print(
+            f"{row['batch']:24s} best {best:8s} {times[best]:6.1f} | planner {planned:8s} "
+            f"{times[planned]:6.1f} | fill rule {picked:8s} {times[picked]:6.1f} "
+            f"({' '.join(f'{fills[n]:.2f}' for n in COUNTS)}){'' if near else '  miss'}"
+        )
     print(f"fill rule within 3% of the best: {hits} of 10")
 
 
