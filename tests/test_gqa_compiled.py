@@ -124,7 +124,7 @@ def stage_1_specialises_not(name: str) -> bool:
 
 def test_one_split_keeps_its_own_build():
     # num_splits equal to 1 compiles as a constant: that build took up to 21 more registers
-    # and still ran 8-12% faster than the generic one on the H200 (qwen-64-8 q4 64 x 4k 278.6
+    # and still ran 5-12% faster than the generic one on the H200 (qwen-64-8 q4 64 x 4k 278.6
     # against 303.5 us, gpt-oss q4 128 x 4k 352.7 against 395.1; docs/perf.md session 40).
     assert not stage_1_specialises_not("num_splits")
 

@@ -64,8 +64,8 @@ def advance_page_ids(
     ahead, so a KV block's address never waits on a load issued in its own iteration; with
     that, Triton's pipeliner multi-buffers the KV blocks (num_stages 3: two in flight). Past
     the last block the next ids are one in-range entry (a block inside a page) or all masked."""
-    following = block_start + BLOCK_N
-    next_ok = following + offs_n < split_end
-    following = tl.minimum(following, split_end - 1)
+    next_start = block_start + BLOCK_N
+    next_ok = next_start + offs_n < split_end
+    following = tl.minimum(next_start, split_end - 1)  # an in-range entry past the last block
     following_page = block_page_ids(table_row, following, offs_n, next_ok, PAGE_SIZE, BLOCK_N)
     return next_page, following_page

@@ -8,20 +8,18 @@ each count's build holds on the H200 (from the registers and shared memory in
 
 import json
 import re
+import runpy
 from pathlib import Path
 
 from splitkv.bench.shapes import GQA_MODELS
 
 HERE = Path(__file__).resolve().parent
+# Programs an SM holds, as `tools/inspect_gqa.py` counts them for its builds.
+residency = runpy.run_path(str(HERE.parents[3] / "tools" / "inspect_gqa.py"))["residency"]
 
-SMS, SM_REGISTERS, SM_SHARED, WARPS = 132, 65536, 232448, 4
+SMS = 132
 COUNTS = ("1 split", "2 splits", "4 splits", "8 splits")
 FILL = 0.9  # the H200 preset's wave_fill
-
-
-def per_sm(registers: int, shared: int) -> int:
-    """Programs of 4 warps an SM holds: registers allocated 8 a thread, and shared memory."""
-    return min(SM_REGISTERS // (-(-registers // 8) * 8 * 32 * WARPS), SM_SHARED // shared)
 
 
 def builds() -> dict:
@@ -33,7 +31,7 @@ def builds() -> dict:
         one_split = consts[0] == "1"
         q_heads, _, qlen, head_dim, _, _, block_h, block_n = map(int, consts[one_split:][:8])
         key = (q_heads, head_dim, qlen, block_h, block_n, build["stages"], one_split)
-        fit = per_sm(build["regs"], build["shared"])
+        fit = residency(build["regs"], build["shared"], build["warps"])["per_sm"]
         held[key] = min(held.get(key, fit), fit)
     return held
 
