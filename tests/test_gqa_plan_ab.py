@@ -47,3 +47,12 @@ def test_a_variant_may_plan_16_row_head_blocks():
     assert done.returncode == 0, done.stderr[-500:]
     (row,) = [json.loads(line) for line in done.stdout.splitlines()]
     assert row["plan planned"][2] == 32 and row["plan 16 rows"][2] == 16, row
+
+
+def test_a_batch_may_be_ragged():
+    done = run_tool("--batch", "llama3-70b-tp8:4:32:100-2000", "llama3-70b-tp8:4:32:2000",
+                    "--plans-only")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-500:]
+    ragged, uniform = [json.loads(line) for line in done.stdout.splitlines()]
+    assert ragged["batch"] == "llama3-70b-tp8 4 32 100-2000"
+    assert ragged["plan planned"][0] == "balanced" and uniform["plan planned"][0] == "uniform"

@@ -1,12 +1,17 @@
 """The GQA tile rules as functions of their inputs, without a plan around them: where uniform
-splits take the long-split tile, and how far the planner's split count halves for it."""
+splits take the long-split tile, how far the planner's split count halves for it, and the cap
+a kv head's partials put on it."""
 
+import torch
+
+import splitkv
 from splitkv.gqa_tile_rules import (
     GQA_LONG_SPLIT_MAX_BYTES,
     GQA_UNIFORM_MIN_BLOCKS,
     gqa_long_split_count,
     gqa_long_split_residency,
     gqa_long_split_tile,
+    gqa_partials_split_cap,
     gqa_tile_for,
     gqa_wide_tile,
 )
@@ -78,3 +83,44 @@ def test_the_wide_tile_takes_64_keys_at_head_dim_64_and_128_on_3_stages_at_128()
     assert gqa_wide_tile(32, 256, False, 65536, True) == (64, 4, None)  # 3 x 64 KB: no room
     assert gqa_wide_tile(32, 64, False, 128) == (32, 4, None)  # 4 blocks a split bound it
     assert gqa_wide_tile(32, 64, True, 65536) == (None, 4, None)  # the balanced tile's rule
+
+
+def cap(keys, rows, batch, itemsize=2, partial_itemsize=4):
+    return gqa_partials_split_cap(keys, 128, rows, itemsize, partial_itemsize, batch, 132)
+
+
+def test_splits_read_8_times_the_partials_they_write():
+    assert cap(16384, 64, 4) == 32  # 512 keys a split: 128 KB of K + V, 16 KB of partials
+    assert cap(16384, 32, 4) == 64
+    assert cap(16384, 64, 4, partial_itemsize=2) == 64  # bf16 partials weigh half
+    assert cap(16384, 64, 4, itemsize=4) == 64  # fp32 K + V weigh twice
+    assert cap(131072, 8, 1) == 2048  # 8 rows: far above any count the fill rule makes
+
+
+def test_the_cap_counts_whole_planner_pages():
+    assert cap(2000, 32, 48) == 8  # 16 pages of 128 keys: 2,048 / 256, not 2,000 / 256 = 7.8
+    assert cap(2048, 32, 48) == 8
+    assert cap(1900, 32, 48) == 4  # 15 pages
+
+
+def test_the_cap_keeps_a_program_an_sm():
+    assert cap(32768, 64, 1) == 128  # the cap alone says 64: 64 programs on 132 SMs
+    assert cap(4096, 64, 1) == 128
+    assert cap(4096, 64, 200) == 8  # 200 programs a split: the cap alone
+
+
+def plan(batch, keys, qlen, heads=8, kv_heads=1, **knobs):
+    return splitkv.plan_decode(batch, keys, heads, qlen=qlen, kind="gqa", num_kv_heads=kv_heads,
+                               head_dim=128, page_size=16, dtype=torch.bfloat16, device="meta",
+                               device_spec=splitkv.DeviceSpec.preset("h200"),
+                               seq_lens=[keys] * batch, **knobs)  # fmt: skip
+
+
+def test_the_planner_caps_one_kv_heads_tall_splits_only():
+    # llama3-70b-tp8 (8 heads, one kv head) at qlen 8: 64 rows, one head block.
+    assert plan(4, 16384, 8).num_splits == 32  # the fill rule alone: 128
+    assert plan(4, 16384, 4).num_splits == 64
+    assert plan(4, 16384, 1).num_splits == 128  # 8 rows: not capped
+    assert plan(4, 16384, 8, num_splits=128).num_splits == 128  # a caller's count stands
+    # 8 kv heads keep the fill rule's count (the cap was mixed there).
+    assert plan(8, 1024, 8, heads=32, kv_heads=8).num_splits == 8

@@ -756,7 +756,8 @@ def test_h200_mla_tiles_key_blocks():
     assert (gqa.block_h, gqa.block_n, gqa.split_num_warps) == (64, 64, 4)
     gqa = splitkv.plan_decode(8, 68096, 32, **two)
     assert (gqa.block_h, gqa.block_n, gqa.split_num_warps) == (32, 128, 4)
-    gqa = splitkv.plan_decode(1, 32768, 8, qlen=4, kind="gqa", device="meta", device_spec=H200)
+    gqa = splitkv.plan_decode(1, 32768, 8, qlen=4, kind="gqa", num_splits=256, device="meta",
+                              device_spec=H200)  # fmt: skip
     assert (gqa.num_splits, gqa.block_h, gqa.block_n) == (256, 32, 32)  # 128 keys a split
     gqa = splitkv.plan_decode(1, 32768, 32, qlen=4, kind="gqa", num_kv_heads=8, head_dim=256,
                               device="meta", device_spec=H200)  # fmt: skip

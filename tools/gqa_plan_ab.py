@@ -18,7 +18,8 @@ shared memory, warps, stages and its specialisation key) as JSON lines: the GPU'
 `--generic num_splits` compiles the uniform stage 1 without Triton's specialisation of that int
 argument (an int equal to 1 becomes a constant), for the whole run: run it twice to compare.
 
-A batch is MODEL:QLEN:REQUESTS:KEYS (`bench.shapes.GQA_MODELS`; every request KEYS long).
+A batch is MODEL:QLEN:REQUESTS:KEYS (`bench.shapes.GQA_MODELS`; every request KEYS long), or
+MODEL:QLEN:REQUESTS:LO-HI for a ragged batch (lengths evenly from LO to HI).
 """
 
 import argparse
@@ -39,11 +40,15 @@ TILE_FIELDS = ("block_n", "split_num_stages", "split_num_warps", "page_prefetch"
 PLAN_KNOBS = ("block_h", "schedule", "num_splits")
 
 
-def batch_arg(text: str) -> tuple[str, int, int, int]:
+def batch_arg(text: str) -> tuple[str, int, list[int], str]:
+    """(model, qlen, request lengths, the batch's name)."""
     model, qlen, requests, keys = text.split(":")
     if model not in GQA_MODELS:
         raise argparse.ArgumentTypeError(f"unknown model {model!r}: one of {sorted(GQA_MODELS)}")
-    return model, int(qlen), int(requests), int(keys)
+    lo, _, hi = keys.partition("-")
+    n, lo, hi = int(requests), int(lo), int(hi or lo)
+    lengths = [lo + (hi - lo) * i // max(1, n - 1) for i in range(n)]
+    return model, int(qlen), lengths, f"{model} {qlen} {requests} {keys}"
 
 
 def field_value(text: str) -> tuple[str, object]:
@@ -104,14 +109,14 @@ def shown(plan) -> list:
 def plans_only(batches, variants) -> None:
     spec = splitkv.DeviceSpec.preset("h200")
     patch = PlanPatch()
-    for model, qlen, requests, keys in batches:
+    for model, qlen, lengths, name in batches:
         heads, kv_heads, dim, _ = GQA_MODELS[model]
-        row = {"batch": f"{model} {qlen} {requests} {keys}"}
+        row = {"batch": name}
         for name, fields in variants.items():
             patch.fields, patch.knobs = split_variant(fields)
-            patch(requests, keys, heads, qlen=qlen, kind="gqa", num_kv_heads=kv_heads,
-                  head_dim=dim, page_size=16, device="meta", device_spec=spec,
-                  seq_lens=[keys] * requests)  # fmt: skip
+            patch(len(lengths), max(lengths), heads, qlen=qlen, kind="gqa",
+                  num_kv_heads=kv_heads, head_dim=dim, page_size=16, device="meta",
+                  device_spec=spec, seq_lens=lengths)  # fmt: skip
             row["plan " + name] = shown(patch.last)
         print(json.dumps(row))
 
@@ -152,9 +157,9 @@ def timed(batches, variants, rounds: int, rep_ms: int, out) -> None:
     from splitkv.timing import cuda_graph_times_us
 
     patch = PlanPatch()
-    for model, qlen, requests, keys in batches:
-        case = build_cases(gqa_batch(model, [keys] * requests, qlen))[0]
-        row = {"batch": f"{model} {qlen} {requests} {keys}"}
+    for model, qlen, lengths, name in batches:
+        case = build_cases(gqa_batch(model, lengths, qlen))[0]
+        row = {"batch": name}
         for _ in range(rounds):
             for name, fields in variants.items():
                 patch.fields, patch.knobs = split_variant(fields)

@@ -233,6 +233,40 @@ def gqa_long_split_count(num_splits: int, keys: int, programs_a_split: int,
     return splits if fits and long_enough and short_enough else None
 
 
+# A uniform GQA split's K and V bytes against the fp32 partials it writes (and the merge reads
+# back): at least this many times more, where the cap leaves the launch a program an SM.
+GQA_SPLIT_KV_OVER_PARTIALS = 8
+
+
+def gqa_partials_split_cap(keys: int, page_keys: int, group_rows: int, itemsize: int,
+                           partial_itemsize: int, batch: int, compute_units: int
+                           ) -> int:  # fmt: skip
+    """The most default uniform splits of a GQA launch of one kv head and head block: each
+    split of the longest request (`keys`, counted in whole planner pages of `page_keys`, as
+    the fill rule counts them) reads at least 8 times the bytes of K and V (2 x `itemsize` a
+    key and head dim) that its rows (`group_rows`) write as partials (`partial_itemsize`
+    each), so that the merge's traffic stays small beside stage 1's; but never below the
+    count whose launch (`batch` programs a split) reaches a program an SM (`compute_units`),
+    as a power of two. The fill rule counts programs, not partial bytes: at 32-64 rows it
+    split 16k keys 128 ways, each split writing half of what it reads.
+
+    H200 (docs/perf.md session 41, llama3-70b-tp8, v0.2.44 -> v0.2.45 and pinned counts):
+    qlen 8 4 x 16,384 23.3 -> 16.1 us (128 -> 32 splits), 8 x 8,192 22.9 -> 17.1, 16 x 4,096
+    21.8 -> 17.1, 1 x 32,768 13.4 -> 12.3 (256 -> 128; 64, the cap alone, 14.8: half the SMs
+    idle); qlen 4 4 x 16,384 18.9 -> 15.9, 8 x 8,192 19.1 -> 15.8. Over 118 batches of
+    pinned counts (4 models, qlen 1-8; `call3/cap_rules.py`) the default's geometric mean
+    over each batch's best fell from 1.034 to 1.019. At 8 kv heads the cap was mixed: 32 rows
+    7-10% faster (llama3-8b qlen 8 8 x 1,024 18.8 -> 17.4 us), 64 rows at head dim 64 6-9%
+    slower (gpt-oss qlen 8 8 x 2,048 18.4 -> 19.5, 16 x 1,024 18.7 -> 20.0), so it applies
+    at one kv head only. Whole pages: keys counted as they are, 2,000 at 16-32 rows capped a
+    power of two lower (2,000 / 256 = 7.8 -> 4) and lost 5-6% (qlen 4 48 x 2,000 27.9 us
+    against 26.6 on 8; qlen 2 32 x 2,000 14.4 against 13.6 on 16)."""
+    pages = -(-keys // page_keys)
+    split_partials = GQA_SPLIT_KV_OVER_PARTIALS * group_rows * partial_itemsize
+    cap = prev_pow2(max(1, pages * page_keys * 2 * itemsize // split_partials))
+    return max(cap, prev_pow2(max(1, compute_units // batch)))
+
+
 def gqa_tile_for(balanced: bool, block_h: int, head_dim: int, itemsize: int, num_splits: int,
                  keys: int, programs_a_split: int, compute_units: int, may_halve: bool
                  ) -> tuple[tuple[int, int, bool] | None, int, int | None]:  # fmt: skip

@@ -15,7 +15,12 @@ import torch
 from splitkv import warp_specialized as ws
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_bool, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
-from splitkv.gqa_tile_rules import gqa_balanced_grid, gqa_tile_for, gqa_wide_tile
+from splitkv.gqa_tile_rules import (
+    gqa_balanced_grid,
+    gqa_partials_split_cap,
+    gqa_tile_for,
+    gqa_wide_tile,
+)
 from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.plan_rules import (
     MAX_MERGE_ROWS,
@@ -443,6 +448,14 @@ def plan_decode(
             num_splits = num_partitions(
                 batch_size, keys, num_kv_heads, spec, is_mla=False, head_dim=head_dim_v
             )
+            # One kv head and head block (llama3-70b-tp8): the fill rule counts programs,
+            # where tall splits also write partials that the merge reads back.
+            one_group = num_kv_heads == 1 and group_rows <= block_h
+            if spec.tunables.mha_programs_per_sm is not None and one_group:
+                num_splits = min(num_splits, gqa_partials_split_cap(
+                    keys, spec.tunables.mha_split_page_size, group_rows, dtype.itemsize,
+                    partial_dtype.itemsize, batch_size, spec.compute_units,
+                ))  # fmt: skip
     check_int("num_splits", num_splits, 1, MAX_SPLITS)
     if grid_order is None:
         grid_order = grid_order_for(num_splits, spec)
