@@ -109,9 +109,9 @@ def shown(plan) -> list:
 def plans_only(batches, variants) -> None:
     spec = splitkv.DeviceSpec.preset("h200")
     patch = PlanPatch()
-    for model, qlen, lengths, name in batches:
+    for model, qlen, lengths, label in batches:
         heads, kv_heads, dim, _ = GQA_MODELS[model]
-        row = {"batch": name}
+        row = {"batch": label}
         for name, fields in variants.items():
             patch.fields, patch.knobs = split_variant(fields)
             patch(len(lengths), max(lengths), heads, qlen=qlen, kind="gqa",
@@ -157,9 +157,9 @@ def timed(batches, variants, rounds: int, rep_ms: int, out) -> None:
     from splitkv.timing import cuda_graph_times_us
 
     patch = PlanPatch()
-    for model, qlen, lengths, name in batches:
+    for model, qlen, lengths, label in batches:
         case = build_cases(gqa_batch(model, lengths, qlen))[0]
-        row = {"batch": name}
+        row = {"batch": label}
         for _ in range(rounds):
             for name, fields in variants.items():
                 patch.fields, patch.knobs = split_variant(fields)

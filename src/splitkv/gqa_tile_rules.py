@@ -251,9 +251,11 @@ def gqa_partials_split_cap(keys: int, page_keys: int, group_rows: int, itemsize:
     split 16k keys 128 ways, each split writing half of what it reads.
 
     H200 (docs/perf.md session 41, llama3-70b-tp8, v0.2.44 -> v0.2.45 and pinned counts):
-    qlen 8 4 x 16,384 23.3 -> 16.1 us (128 -> 32 splits), 8 x 8,192 22.9 -> 17.1, 16 x 4,096
-    21.8 -> 17.1, 1 x 32,768 13.4 -> 12.3 (256 -> 128; 64, the cap alone, 14.8: half the SMs
-    idle); qlen 4 4 x 16,384 18.9 -> 15.9, 8 x 8,192 19.1 -> 15.8. Over 118 batches of
+    qlen 8 4 x 16,384 23.3 -> 16.5 us (128 -> 32 splits), 8 x 8,192 23.0 -> 17.4, 16 x 4,096
+    21.9 -> 17.2, 1 x 32,768 13.7 -> 12.4 (256 -> 128; 64, the cap alone, 14.8: half the SMs
+    idle); qlen 4 4 x 16,384 19.1 -> 16.1, 8 x 8,192 19.3 -> 16.1; slower at qlen 4 32 x
+    2,000 18.6 -> 20.2 (8 splits of 250 keys take 32-key blocks: `gqa_wide_tile`'s 4 blocks a
+    split; on 64-key blocks 17.3). Over 118 batches of
     pinned counts (4 models, qlen 1-8; `call3/cap_rules.py`) the default's geometric mean
     over each batch's best fell from 1.034 to 1.019. At 8 kv heads the cap was mixed: 32 rows
     7-10% faster (llama3-8b qlen 8 8 x 1,024 18.8 -> 17.4 us), 64 rows at head dim 64 6-9%
