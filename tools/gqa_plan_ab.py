@@ -38,6 +38,7 @@ SHOWN = ("schedule", "num_splits", "block_h", "block_n", "split_num_stages", "wh
 # what runs after stage 1, which plan_decode fixed with the plan (use its knobs for those).
 TILE_FIELDS = ("block_n", "split_num_stages", "split_num_warps", "page_prefetch")
 PLAN_KNOBS = ("block_h", "schedule", "num_splits")
+PAGE_SIZE = 16  # `bench.shapes.gqa_batch`'s
 
 
 def batch_arg(text: str) -> tuple[str, int, list[int], str]:
@@ -106,6 +107,12 @@ def shown(plan) -> list:
     return [getattr(plan, name) for name in SHOWN]
 
 
+def table_keys(lengths: list[int]) -> int:
+    """The max_seq_len the timed path plans with: its page table's width in keys (the longest
+    request's pages and one unused column, `testing.random_gqa_case`'s default)."""
+    return (-(-max(lengths) // PAGE_SIZE) + 1) * PAGE_SIZE
+
+
 def plans_only(batches, variants) -> None:
     spec = splitkv.DeviceSpec.preset("h200")
     patch = PlanPatch()
@@ -114,8 +121,8 @@ def plans_only(batches, variants) -> None:
         row = {"batch": label}
         for name, fields in variants.items():
             patch.fields, patch.knobs = split_variant(fields)
-            patch(len(lengths), max(lengths), heads, qlen=qlen, kind="gqa",
-                  num_kv_heads=kv_heads, head_dim=dim, page_size=16, device="meta",
+            patch(len(lengths), table_keys(lengths), heads, qlen=qlen, kind="gqa",
+                  num_kv_heads=kv_heads, head_dim=dim, page_size=PAGE_SIZE, device="meta",
                   device_spec=spec, seq_lens=lengths)  # fmt: skip
             row["plan " + name] = shown(patch.last)
         print(json.dumps(row))

@@ -70,7 +70,8 @@ def default_count(batch: str, cap) -> int:
 
     plan_module.gqa_partials_split_cap = old_signature
     kv = {"kind": "gqa", "num_kv_heads": kv_heads, "head_dim": head_dim, "page_size": 16}
-    plan = splitkv.plan_decode(int(requests), int(keys), q_heads, qlen=int(qlen), device="meta",
+    table_keys = (-(-int(keys) // 16) + 1) * 16  # the timed path's page table, in keys
+    plan = splitkv.plan_decode(int(requests), table_keys, q_heads, qlen=int(qlen), device="meta",
                                device_spec=splitkv.DeviceSpec.preset("h200"),
                                seq_lens=[int(keys)] * int(requests), schedule="uniform",
                                **kv)  # fmt: skip

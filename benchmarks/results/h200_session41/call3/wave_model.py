@@ -94,7 +94,8 @@ def default_ratios(data) -> list[float]:
     spec, ratios = splitkv.DeviceSpec.preset("h200"), []
     for b in data:
         q_heads, kv_heads, head_dim = GQA_MODELS[b["model"]][:3]
-        plan = splitkv.plan_decode(b["requests"], b["keys"], q_heads, qlen=b["qlen"], kind="gqa",
+        table_keys = (-(-b["keys"] // 16) + 1) * 16  # the timed path's page table, in keys
+        plan = splitkv.plan_decode(b["requests"], table_keys, q_heads, qlen=b["qlen"], kind="gqa",
                                    num_kv_heads=kv_heads, head_dim=head_dim, page_size=16,
                                    device="meta", device_spec=spec, schedule="uniform",
                                    seq_lens=[b["keys"]] * b["requests"])  # fmt: skip
