@@ -29,6 +29,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gqa_plan_snapshot import spread
+
 import splitkv
 import splitkv.plan as plan_module
 from splitkv.bench.shapes import GQA_MODELS
@@ -47,8 +50,7 @@ def batch_arg(text: str) -> tuple[str, int, list[int], str]:
     if model not in GQA_MODELS:
         raise argparse.ArgumentTypeError(f"unknown model {model!r}: one of {sorted(GQA_MODELS)}")
     lo, _, hi = keys.partition("-")
-    n, lo, hi = int(requests), int(lo), int(hi or lo)
-    lengths = [lo + (hi - lo) * i // max(1, n - 1) for i in range(n)]
+    lengths = spread(int(requests), int(lo), int(hi or lo))
     return model, int(qlen), lengths, f"{model} {qlen} {requests} {keys}"
 
 

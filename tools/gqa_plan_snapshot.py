@@ -24,8 +24,8 @@ BATCHES = ([131072], [32768], [65536] * 2, [131072] * 2, [8192] * 4, [131072] * 
 
 
 def spread(n: int, lo: int, hi: int) -> list[int]:
-    """n lengths evenly from lo to hi."""
-    return [lo + (hi - lo) * i // (n - 1) for i in range(n)]
+    """n lengths evenly from lo to hi (one: lo)."""
+    return [lo + (hi - lo) * i // max(1, n - 1) for i in range(n)]
 
 
 # Ragged batches where the balanced grid's small-batch rules decide (docs/perf.md session

@@ -14,6 +14,7 @@ inside Triton's wheel (tools/inspect_kernel.py), sm_90 by default.
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -117,6 +118,23 @@ def residency(registers: int, shared: int, warps: int) -> dict:
     }
     limiter = min(limits, key=limits.get)
     return {"per_sm": limits[limiter], "limited_by": limiter}
+
+
+def held_programs(paths) -> dict:
+    """Programs an SM of each uniform stage-1 build in `tools/gqa_plan_ab.py --builds` files
+    (the GPU's registers and shared memory), keyed by (q heads, head dim, qlen, block_h,
+    block_n, stages, one split): the fewest where builds share a key."""
+    held = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            build = json.loads(line)
+            consts = re.findall(r"\('constexpr', ([^)]*)\)", build["key"])
+            one = consts[0] == "1"  # one split's build takes num_splits as a constant first
+            q_heads, _, qlen, head_dim, _, _, block_h, block_n = map(int, consts[one:][:8])
+            key = (q_heads, head_dim, qlen, block_h, block_n, build["stages"], one)
+            fit = residency(build["regs"], build["shared"], build["warps"])["per_sm"]
+            held[key] = min(held.get(key, fit), fit)
+    return held
 
 
 def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None = None,

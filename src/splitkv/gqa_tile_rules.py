@@ -255,9 +255,9 @@ def gqa_partials_split_cap(keys: int, page_keys: int, group_rows: int, itemsize:
     21.9 -> 17.2, 1 x 32,768 13.7 -> 12.4 (256 -> 128; 64, the cap alone, 14.8: half the SMs
     idle); qlen 4 4 x 16,384 19.1 -> 16.1, 8 x 8,192 19.3 -> 16.1; slower at qlen 4 32 x
     2,000 18.6 -> 20.2 (8 splits of 250 keys take 32-key blocks: `gqa_wide_tile`'s 4 blocks a
-    split; on 64-key blocks 17.3). Over 118 batches of
-    pinned counts (4 models, qlen 1-8; `call3/cap_rules.py`) the default's geometric mean
-    over each batch's best fell from 1.034 to 1.019. At 8 kv heads the cap was mixed: 32 rows
+    split; on 64-key blocks 17.3). Over 118 batches of pinned counts (4 models, qlen 1-8;
+    `call3/cap_rules.py`) the default's geometric mean over each batch's best fell from 1.034
+    to 1.019. At 8 kv heads the cap was mixed: 32 rows
     7-10% faster (llama3-8b qlen 8 8 x 1,024 18.8 -> 17.4 us), 64 rows at head dim 64 6-9%
     slower (gpt-oss qlen 8 8 x 2,048 18.4 -> 19.5, 16 x 1,024 18.7 -> 20.0), so it applies
     at one kv head only. Whole pages: keys counted as they are, 2,000 at 16-32 rows capped a

@@ -7,7 +7,6 @@ each count's build holds on the H200 (from the registers and shared memory in
 """
 
 import json
-import re
 import runpy
 from pathlib import Path
 
@@ -15,29 +14,15 @@ from splitkv.bench.shapes import GQA_MODELS
 
 HERE = Path(__file__).resolve().parent
 # Programs an SM holds, as `tools/inspect_gqa.py` counts them for its builds.
-residency = runpy.run_path(str(HERE.parents[3] / "tools" / "inspect_gqa.py"))["residency"]
+held_programs = runpy.run_path(str(HERE.parents[3] / "tools" / "inspect_gqa.py"))["held_programs"]
 
 SMS = 132
 COUNTS = ("1 split", "2 splits", "4 splits", "8 splits")
 FILL = 0.9  # the H200 preset's wave_fill
 
 
-def builds() -> dict:
-    """{(q heads, head dim, qlen, block_h, block_n, stages, one split): programs an SM}."""
-    held = {}
-    for line in (HERE / "splits_builds.jsonl").read_text().splitlines():
-        build = json.loads(line)
-        consts = re.findall(r"\('constexpr', ([^)]*)\)", build["key"])
-        one_split = consts[0] == "1"
-        q_heads, _, qlen, head_dim, _, _, block_h, block_n = map(int, consts[one_split:][:8])
-        key = (q_heads, head_dim, qlen, block_h, block_n, build["stages"], one_split)
-        fit = residency(build["regs"], build["shared"], build["warps"])["per_sm"]
-        held[key] = min(held.get(key, fit), fit)
-    return held
-
-
 def main() -> None:
-    held = builds()
+    held = held_programs([HERE / "splits_builds.jsonl"])
     hits = 0
     for line in (HERE / "splits.jsonl").read_text().splitlines():
         row = json.loads(line)

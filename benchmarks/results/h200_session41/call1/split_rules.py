@@ -7,31 +7,15 @@ registers and shared memory (`builds_*.jsonl`). Run from the repository root:
 """
 
 import json
-import re
 import runpy
 from pathlib import Path
 
 from splitkv.bench.shapes import GQA_MODELS
 
 HERE = Path(__file__).resolve().parent
-residency = runpy.run_path(str(HERE.parents[3] / "tools" / "inspect_gqa.py"))["residency"]
+held_programs = runpy.run_path(str(HERE.parents[3] / "tools" / "inspect_gqa.py"))["held_programs"]
 SMS = 132
 FILL = 0.9  # the H200 preset's wave_fill
-
-
-def held_by_build() -> dict:
-    """{(q heads, head dim, qlen, block_h, block_n, stages, one split): programs an SM}."""
-    held = {}
-    for path in sorted(HERE.glob("builds_*.jsonl")):
-        for line in path.read_text().splitlines():
-            build = json.loads(line)
-            consts = re.findall(r"\('constexpr', ([^)]*)\)", build["key"])
-            one = consts[0] == "1"
-            q_heads, _, qlen, head_dim, _, _, block_h, block_n = map(int, consts[one:][:8])
-            key = (q_heads, head_dim, qlen, block_h, block_n, build["stages"], one)
-            fit = residency(build["regs"], build["shared"], build["warps"])["per_sm"]
-            held[key] = min(held.get(key, fit), fit)
-    return held
 
 
 def fills(row: dict, held: dict) -> dict:
@@ -51,7 +35,7 @@ def fills(row: dict, held: dict) -> dict:
 
 
 def main() -> None:
-    held = held_by_build()
+    held = held_programs(sorted(HERE.glob("builds_*.jsonl")))
     totals = {"default": 0.0, "fill rule": 0.0, "best": 0.0}
     for path in sorted(HERE.glob("sweep_*.jsonl")):
         for line in path.read_text().splitlines():

@@ -12,6 +12,7 @@ session 41). Run from the repository root:
 
 import json
 import math
+import runpy
 from pathlib import Path
 
 import splitkv
@@ -20,6 +21,8 @@ from splitkv.bench.shapes import GQA_MODELS
 from splitkv.plan_rules import prev_pow2
 
 HERE = Path(__file__).resolve().parent
+# The max_seq_len the timed path planned with (its page table's width).
+table_keys = runpy.run_path(str(HERE.parents[3] / "tools" / "gqa_plan_ab.py"))["table_keys"]
 NONE = 1 << 30  # no cap
 
 
@@ -70,11 +73,10 @@ def default_count(batch: str, cap) -> int:
 
     plan_module.gqa_partials_split_cap = old_signature
     kv = {"kind": "gqa", "num_kv_heads": kv_heads, "head_dim": head_dim, "page_size": 16}
-    table_keys = (-(-int(keys) // 16) + 1) * 16  # the timed path's page table, in keys
-    plan = splitkv.plan_decode(int(requests), table_keys, q_heads, qlen=int(qlen), device="meta",
-                               device_spec=splitkv.DeviceSpec.preset("h200"),
-                               seq_lens=[int(keys)] * int(requests), schedule="uniform",
-                               **kv)  # fmt: skip
+    lengths = [int(keys)] * int(requests)
+    plan = splitkv.plan_decode(int(requests), table_keys(lengths), q_heads, qlen=int(qlen),
+                               device="meta", device_spec=splitkv.DeviceSpec.preset("h200"),
+                               seq_lens=lengths, schedule="uniform", **kv)  # fmt: skip
     return plan.num_splits
 
 

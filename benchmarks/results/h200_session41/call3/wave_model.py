@@ -14,7 +14,6 @@ Run from the repository root:
 import itertools
 import json
 import math
-import re
 import runpy
 from pathlib import Path
 
@@ -23,26 +22,14 @@ from splitkv.bench.shapes import GQA_MODELS
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent
-residency = runpy.run_path(str(HERE.parents[3] / "tools" / "inspect_gqa.py"))["residency"]
+TOOLS = HERE.parents[3] / "tools"
+held_programs = runpy.run_path(str(TOOLS / "inspect_gqa.py"))["held_programs"]
+table_keys = runpy.run_path(str(TOOLS / "gqa_plan_ab.py"))["table_keys"]
 SMS = 132
 
 
-def held_by_build() -> dict:
-    held = {}
-    for path in sorted(RESULTS.glob("call[13]/builds_*.jsonl")):
-        for line in path.read_text().splitlines():
-            build = json.loads(line)
-            consts = re.findall(r"\('constexpr', ([^)]*)\)", build["key"])
-            one = consts[0] == "1"
-            q_heads, _, qlen, head_dim, _, _, block_h, block_n = map(int, consts[one:][:8])
-            key = (q_heads, head_dim, qlen, block_h, block_n, build["stages"], one)
-            fit = residency(build["regs"], build["shared"], build["warps"])["per_sm"]
-            held[key] = min(held.get(key, fit), fit)
-    return held
-
-
 def batches() -> list[dict]:
-    held, out = held_by_build(), []
+    held, out = held_programs(sorted(RESULTS.glob("call[13]/builds_*.jsonl"))), []
     for path in sorted(RESULTS.glob("call[13]/sweep_*.jsonl")):
         for line in path.read_text().splitlines():
             row = json.loads(line)
@@ -94,11 +81,11 @@ def default_ratios(data) -> list[float]:
     spec, ratios = splitkv.DeviceSpec.preset("h200"), []
     for b in data:
         q_heads, kv_heads, head_dim = GQA_MODELS[b["model"]][:3]
-        table_keys = (-(-b["keys"] // 16) + 1) * 16  # the timed path's page table, in keys
-        plan = splitkv.plan_decode(b["requests"], table_keys, q_heads, qlen=b["qlen"], kind="gqa",
-                                   num_kv_heads=kv_heads, head_dim=head_dim, page_size=16,
-                                   device="meta", device_spec=spec, schedule="uniform",
-                                   seq_lens=[b["keys"]] * b["requests"])  # fmt: skip
+        lengths = [b["keys"]] * b["requests"]
+        plan = splitkv.plan_decode(b["requests"], table_keys(lengths), q_heads, qlen=b["qlen"],
+                                   kind="gqa", num_kv_heads=kv_heads, head_dim=head_dim,
+                                   page_size=16, device="meta", device_spec=spec,
+                                   schedule="uniform", seq_lens=lengths)  # fmt: skip
         best = min(t for t, _ in b["counts"].values())
         ratios.append(b["counts"][plan.num_splits][0] / best)
     return ratios
