@@ -10,7 +10,11 @@ import sys
 
 from test_compiled_kernel import compiled_all
 
-from splitkv.gqa_tile_rules import gqa_balanced_residency, gqa_long_split_residency
+from splitkv.gqa_tile_rules import (
+    GQA_WIDE_TILE_RESIDENCY,
+    gqa_balanced_residency,
+    gqa_long_split_residency,
+)
 
 
 def test_balanced_defaults_fit_three_an_sm_without_spills():
@@ -133,3 +137,23 @@ def test_uniform_stage_1_compiles_one_build_for_every_batch():
     # Triton compiles an int argument equal to 1 as a constant; that build of the uniform GQA
     # stage 1 streamed 2-5% slower at batch 1 on the H200 (docs/perf.md, session 32).
     assert stage_1_specialises_not("batch")
+
+
+def test_wide_tile_residency_matches_the_compiled_tiles():
+    # The 2-stage wide tiles on 16 splits (num_splits specialised as the GPU's launches do) at
+    # 32 and 64 rows, head dims 64 and 128, on each key block the table lists: it holds the
+    # fewest of the models' builds an SM (gqa_wide_tile takes 3 blocks a split by it).
+    fewest = {}
+    for block_n in (32, 64, 128):
+        rows = compiled_all("--model", "llama3-70b-tp8", "llama3-8b", "qwen-64-8", "gpt-oss",
+                            "--qlen", "4", "8", "--batch", "many", "--knobs", f"block_n={block_n}",
+                            "num_stages=2", "num_splits=16", tool="inspect_gqa.py")  # fmt: skip
+        for row in rows:
+            head_dim = 64 if row["model"] == "gpt-oss" else 128
+            key = (row["block_h"], head_dim)
+            if row["block_h"] >= 32 and block_n in GQA_WIDE_TILE_RESIDENCY[key]:
+                assert row["block_n"] == block_n and row["stages"] == 2, row
+                assert row["stack_bytes"] == 0, row
+                fewest[key, block_n] = min(fewest.get((key, block_n), 99), row["per_sm"])
+    listed = {(k, n): held for k, by in GQA_WIDE_TILE_RESIDENCY.items() for n, held in by.items()}
+    assert fewest == listed

@@ -124,3 +124,30 @@ def test_the_planner_caps_one_kv_heads_tall_splits_only():
     assert plan(4, 16384, 8, num_splits=128).num_splits == 128  # a caller's count stands
     # 8 kv heads keep the fill rule's count (the cap was mixed there).
     assert plan(8, 1024, 8, heads=32, kv_heads=8).num_splits == 8
+
+
+def wide(split_keys, programs, head_dim=128, rows=32, **kwargs):
+    return gqa_wide_tile(rows, head_dim, False, split_keys, programs=programs, compute_units=132,
+                         **kwargs)[0]  # fmt: skip
+
+
+def test_the_wide_tile_keeps_3_blocks_a_split_where_that_adds_no_wave():
+    # 250 keys a split: 32-key blocks at 4 a split, 64 at 3. 32 rows at head dim 128 hold 4 an
+    # SM on 32-key blocks and 3 on 64 (H200, 132 SMs: waves of 528 and 396).
+    assert wide(250, 384) == 64  # one wave of either
+    assert wide(250, 512) == 32  # one wave of 32-key blocks, two of 64
+    assert wide(250, 768) == 64  # two of either
+    assert wide(250, 1000) == 32  # two of 32-key blocks, three of 64
+    assert wide(500, 256) == 128 and wide(500, 300) == 64  # 128 keys hold 2 an SM
+    assert wide(250, 5000, head_dim=64) == 64  # 5 an SM either way
+    assert wide(250, 512, rows=64) == 32 and wide(250, 256, rows=64) == 64
+    # Without the launch (an unmeasured device), in 32-bit types, or on one 3-stage split: 4.
+    assert gqa_wide_tile(32, 128, False, 250) == (32, 4, None)
+    assert wide(250, 384, itemsize=4) == 32
+    assert gqa_wide_tile(32, 128, False, 500, True, programs=8, compute_units=132) == (64, 4, 3)
+
+
+def test_the_planner_gives_the_wide_tile_its_launch():
+    # llama3-70b-tp8 at qlen 4: 8 splits of 2,000 keys; 256 programs at 32 requests, 512 at 64.
+    assert plan(32, 2000, 4).block_n == 64
+    assert plan(64, 2000, 4).block_n == 32

@@ -9,6 +9,7 @@ from splitkv.plan_rules import MIN_DOT, next_pow2, prev_pow2
 GQA_WIDE_TILE_SCORES = 4096  # query rows x keys a wide GQA tile scores an iteration
 GQA_WIDE_TILE_KEY_ELEMENTS = 16384  # keys x head dim a block: 32 KB of bf16 K, as many of V
 GQA_WIDE_TILE_MIN_BLOCKS = 4  # key blocks a split keeps, so that loads overlap the dots
+GQA_WIDE_TILE_FEW_BLOCKS = 3  # ... or 3, where the wider block costs the launch no wave
 # Keys a block at most where the head dim is at most 64 (gpt-oss): 128 held its 32 rows to 2-3
 # programs an SM (142-177 registers), 64 keys to 4 (100-124).
 GQA_WIDE_TILE_SMALL_HEAD_DIM = 64
@@ -19,10 +20,18 @@ GQA_WIDE_TILE_SMALL_HEAD_KEYS = 64
 # 4 programs an SM either way). Both lost 1-3% on 2 and 8 splits, which keep 2.
 GQA_WIDE_TILE_DEEP = ((32, 128), (64, 64))
 GQA_WIDE_TILE_DEEP_STAGES = 3
+# Programs of the wide tile's 2-stage uniform builds an H200 SM holds, by (rows, head dim) and
+# key block, in 16-bit types: the fewest of the models' builds on 16 splits, as the GPU
+# specialises them (`tools/inspect_gqa.py --batch many --knobs block_n=N num_stages=2
+# num_splits=16`, sm_90; checked by tests/test_gqa_compiled.py). At head dim 128 a wider block
+# costs programs an SM (32 rows: 122-125 -> 138-140 -> 199-200 registers); at 64, fewer.
+GQA_WIDE_TILE_RESIDENCY = {(32, 64): {32: 5, 64: 5, 128: 3}, (32, 128): {32: 4, 64: 3, 128: 2},
+                           (64, 64): {32: 5, 64: 4, 128: 2}, (64, 128): {32: 4, 64: 2}}  # fmt: skip
 
 
 def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int,
-                  one_split: bool = False
+                  one_split: bool = False, programs: int | None = None,
+                  compute_units: int = 0, itemsize: int = 2,
                   ) -> tuple[int | None, int, int | None] | None:  # fmt: skip
     """(block_n, num_warps, num_stages or None for the planner's) of a GQA head block of 32 or 64
     rows (qlen x heads a kv head, or the shared-prefix cascade's stacked members), else None
@@ -46,7 +55,18 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int,
     (32 x 16k 577.2 -> 583.3), which keep 2. The same held at 64 rows and head dim 64 (gpt-oss
     at qlen 8, session 40): one split 3-5% faster on 3 stages (64 x 1k 48.4 -> 46.0 us, 256 x
     1k 194.6 -> 188.6, 128 x 4k 376.6 -> 362.4), 2 and 8 splits 3% slower (32 x 16k 371.3 ->
-    380.4). one_split: the plan has one uniform split."""
+    380.4). one_split: the plan has one uniform split.
+
+    Where `programs` (the launch's, on a device whose tiles were measured) is given, a 2-stage
+    split keeps 3 blocks instead of 4 where the wider block does not add a wave to the launch
+    (`wider_block_fits`). H200 (docs/perf.md session 42, calls 1 and 2: 40 plans at both
+    blocks, the rule right in all 40): where it takes the wider block, llama3-70b-tp8 at qlen
+    4 32 x 2,000 20.4 -> 17.1 us (32 -> 64 keys, 256 programs), 48 x 2,000 26.5 -> 23.5,
+    8 x 4,000 13.9 -> 11.8, 4 x 16,000 18.0 -> 15.7 (64 -> 128), gpt-oss at qlen 4 24 x 768
+    28.7 -> 22.1, qwen-64-8 at qlen 4 6 x 2,000 29.3 -> 26.8 (768 programs: 2 waves of
+    either); where it does not, the wider block ran 5-19% slower: llama3-70b-tp8 at qlen 4
+    64 x 2,000 30.8 -> 33.7 (512 programs: one wave of 32-key blocks, 1.3 of 64), qwen-64-8
+    at qlen 8 2 x 4,000 21.8 -> 25.9, llama3-8b at qlen 8 8 x 2,000 31.1 -> 34.0."""
     if block_h < 2 * MIN_DOT:
         return None
     if balanced:
@@ -54,9 +74,24 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int,
     keys = min(GQA_WIDE_TILE_SCORES // block_h, GQA_WIDE_TILE_KEY_ELEMENTS // head_dim)
     if head_dim <= GQA_WIDE_TILE_SMALL_HEAD_DIM:
         keys = min(keys, GQA_WIDE_TILE_SMALL_HEAD_KEYS)
-    keys = min(keys, prev_pow2(max(1, split_keys // GQA_WIDE_TILE_MIN_BLOCKS)))
     deep = one_split and (block_h, next_pow2(head_dim)) in GQA_WIDE_TILE_DEEP
-    return max(2 * MIN_DOT, keys), 4, GQA_WIDE_TILE_DEEP_STAGES if deep else None
+    narrow = max(2 * MIN_DOT, min(keys, prev_pow2(max(1, split_keys // GQA_WIDE_TILE_MIN_BLOCKS))))
+    wide = max(2 * MIN_DOT, min(keys, prev_pow2(max(1, split_keys // GQA_WIDE_TILE_FEW_BLOCKS))))
+    held = _residency(GQA_WIDE_TILE_RESIDENCY, block_h, head_dim, itemsize)
+    if wide > narrow and not deep and programs is not None and held:
+        keys = wide if wider_block_fits(held, narrow, wide, programs, compute_units) else narrow
+        return keys, 4, None
+    return narrow, 4, GQA_WIDE_TILE_DEEP_STAGES if deep else None
+
+
+def wider_block_fits(held: dict, narrow: int, wide: int, programs: int, compute_units: int
+                     ) -> bool:  # fmt: skip
+    """Whether a launch of `programs` takes no more waves on `wide`-key blocks than on `narrow`
+    ones, `held` giving the programs an SM holds by key block (a wave: that many an SM)."""
+    if narrow not in held or wide not in held or compute_units < 1:
+        return False
+    waves = {n: -(-programs // (held[n] * compute_units)) for n in (narrow, wide)}
+    return waves[wide] <= waves[narrow]
 
 
 GQA_BALANCED_BLOCK_BYTES = 32768  # K + V of one key block: 64 keys at head dim 128 in bf16

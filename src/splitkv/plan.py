@@ -670,8 +670,13 @@ def plan_decode(
             block_n, num_stages = TMA_BLOCK_N, 2
     wide_gqa = None
     if kind == "gqa" and not interpreted:
+        # The launch's programs, where the tile rules were measured on this device: a wider
+        # key block is taken only where it costs no wave.
+        launch = batch_size * num_splits * num_kv_heads * num_head_blocks if gqa_tiled else None
         wide_gqa = gqa_wide_tile(block_h, head_dim_v, balanced, split_keys,
-                                 one_split=num_splits == 1)  # fmt: skip
+                                 one_split=num_splits == 1, programs=launch,
+                                 compute_units=spec.compute_units,
+                                 itemsize=dtype.itemsize)  # fmt: skip
     wide_stages = None  # the wide tile's stages, where its key block is the one taken
     if block_n is None and wide_gqa:
         block_n, wide_stages = wide_gqa[0], wide_gqa[2]
