@@ -131,14 +131,16 @@ def wide(split_keys, programs, head_dim=128, rows=32, **kwargs):
                          **kwargs)[0]  # fmt: skip
 
 
-def test_the_wide_tile_keeps_3_blocks_a_split_where_that_adds_no_wave():
-    # 250 keys a split: 32-key blocks at 4 a split, 64 at 3. 32 rows at head dim 128 hold 4 an
+def test_the_wide_tile_keeps_2_blocks_a_split_where_that_adds_no_wave():
+    # 250 keys a split: 32-key blocks at 4 a split, 64 at 2. 32 rows at head dim 128 hold 4 an
     # SM on 32-key blocks and 3 on 64 (H200, 132 SMs: waves of 528 and 396).
     assert wide(250, 384) == 64  # one wave of either
     assert wide(250, 512) == 32  # one wave of 32-key blocks, two of 64
     assert wide(250, 768) == 64  # two of either
     assert wide(250, 1000) == 32  # two of 32-key blocks, three of 64
     assert wide(500, 256) == 128 and wide(500, 300) == 64  # 128 keys hold 2 an SM
+    assert wide(160, 384) == 64 and wide(256, 200) == 128  # 2 blocks a split (32 and 64 at 4)
+    assert wide(127, 100) == 32  # 2 blocks of 32 keys
     assert wide(250, 5000, head_dim=64) == 64  # 5 an SM either way
     assert wide(250, 512, rows=64) == 32 and wide(250, 256, rows=64) == 64
     # Without the launch (an unmeasured device), in 32-bit types, or on one 3-stage split: 4.

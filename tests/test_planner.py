@@ -750,7 +750,8 @@ def test_h200_mla_tiles_key_blocks():
     gluon = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200)
     assert (gluon.block_h, gluon.block_n, gluon.warp_specialized) == (32, 64, True)
     # GQA's 32- and 64-row uniform tiles (the long-split tile set aside by a pinned stage
-    # count): one warpgroup, 4,096 scores an iteration, 4 blocks a split.
+    # count): one warpgroup, 4,096 scores an iteration, 4 blocks a split (2 where the wider
+    # block adds no wave to the launch).
     two = dict(kind="gqa", device="meta", device_spec=H200, num_stages=2)
     gqa = splitkv.plan_decode(8, 68096, 64, **two)
     assert (gqa.block_h, gqa.block_n, gqa.split_num_warps) == (64, 64, 4)
@@ -758,7 +759,7 @@ def test_h200_mla_tiles_key_blocks():
     assert (gqa.block_h, gqa.block_n, gqa.split_num_warps) == (32, 128, 4)
     gqa = splitkv.plan_decode(1, 32768, 8, qlen=4, kind="gqa", num_splits=256, device="meta",
                               device_spec=H200)  # fmt: skip
-    assert (gqa.num_splits, gqa.block_h, gqa.block_n) == (256, 32, 32)  # 128 keys a split
+    assert (gqa.num_splits, gqa.block_h, gqa.block_n) == (256, 32, 64)  # 128 keys a split
     gqa = splitkv.plan_decode(1, 32768, 32, qlen=4, kind="gqa", num_kv_heads=8, head_dim=256,
                               device="meta", device_spec=H200)  # fmt: skip
     assert (gqa.block_h, gqa.block_n) == (16, 64)  # 16 rows: the narrow tile's own rules

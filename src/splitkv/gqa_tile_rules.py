@@ -9,7 +9,7 @@ from splitkv.plan_rules import MIN_DOT, next_pow2, prev_pow2
 GQA_WIDE_TILE_SCORES = 4096  # query rows x keys a wide GQA tile scores an iteration
 GQA_WIDE_TILE_KEY_ELEMENTS = 16384  # keys x head dim a block: 32 KB of bf16 K, as many of V
 GQA_WIDE_TILE_MIN_BLOCKS = 4  # key blocks a split keeps, so that loads overlap the dots
-GQA_WIDE_TILE_FEW_BLOCKS = 3  # ... or 3, where the wider block costs the launch no wave
+GQA_WIDE_TILE_FEW_BLOCKS = 2  # ... or 2, where the wider block adds the launch no wave
 # Keys a block at most where the head dim is at most 64 (gpt-oss): 128 held its 32 rows to 2-3
 # programs an SM (142-177 registers), 64 keys to 4 (100-124).
 GQA_WIDE_TILE_SMALL_HEAD_DIM = 64
@@ -58,15 +58,19 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int,
     380.4). one_split: the plan has one uniform split.
 
     Where `programs` (the launch's, on a device whose tiles were measured) is given, a 2-stage
-    split keeps 3 blocks instead of 4 where the wider block does not add a wave to the launch
-    (`wider_block_fits`). H200 (docs/perf.md session 42, calls 1 and 2: 40 plans at both
-    blocks, the rule right in all 40): where it takes the wider block, llama3-70b-tp8 at qlen
-    4 32 x 2,000 20.4 -> 17.1 us (32 -> 64 keys, 256 programs), 48 x 2,000 26.5 -> 23.5,
-    8 x 4,000 13.9 -> 11.8, 4 x 16,000 18.0 -> 15.7 (64 -> 128), gpt-oss at qlen 4 24 x 768
-    28.7 -> 22.1, qwen-64-8 at qlen 4 6 x 2,000 29.3 -> 26.8 (768 programs: 2 waves of
-    either); where it does not, the wider block ran 5-19% slower: llama3-70b-tp8 at qlen 4
-    64 x 2,000 30.8 -> 33.7 (512 programs: one wave of 32-key blocks, 1.3 of 64), qwen-64-8
-    at qlen 8 2 x 4,000 21.8 -> 25.9, llama3-8b at qlen 8 8 x 2,000 31.1 -> 34.0."""
+    split keeps 2 blocks at least instead of 4 where the wider block does not add a wave to
+    the launch (`wider_block_fits`). H200 (docs/perf.md session 42): 3 blocks where it adds
+    no wave right in 61 of 61 timed plans (calls 1-3), llama3-70b-tp8 at qlen 4 32 x 2,000
+    20.4 -> 17.1 us (32 -> 64 keys, 256 programs), 48 x 2,000 26.5 -> 23.5, gpt-oss at qlen 4
+    12 x 2,000 36.9 -> 27.8, qwen-64-8 at qlen 4 6 x 2,000 29.3 -> 26.8 (768 programs: 2 waves
+    of either); where it adds one, the wider block ran 5-19% slower: llama3-70b-tp8 at qlen 4
+    64 x 2,000 30.8 -> 33.7 (512 programs: one wave of 32-key blocks, 1.3 of 64), qwen-64-8 at
+    qlen 8 2 x 4,000 21.8 -> 25.9. 2 blocks (calls 4-5): splits of 128-190 keys on 64-key
+    blocks 5.6-21.6% faster in 18 of 20 plans and within 1.1% in 2 (llama3-70b-tp8 at qlen 4
+    16 x 700 12.5 -> 10.8, gpt-oss at qlen 4 24 x 700 27.8 -> 21.8); splits of 256-380 on
+    128-key blocks (32 rows at head dim 128) faster in 12 of 15 (20 x 1,000 11.7 -> 10.9, 40 x
+    700 14.5 -> 13.0, 16 x 3,000 16.0 -> 14.7), within 0.8% in 2, slower in one: 2 x 32,768
+    on 128 splits 16.2 -> 17.4 (+7.4%)."""
     if block_h < 2 * MIN_DOT:
         return None
     if balanced:
