@@ -56,3 +56,22 @@ def test_a_batch_may_be_ragged():
     ragged, uniform = [json.loads(line) for line in done.stdout.splitlines()]
     assert ragged["batch"] == "llama3-70b-tp8 4 32 100-2000"
     assert ragged["plan planned"][0] == "balanced" and uniform["plan planned"][0] == "uniform"
+
+
+def test_the_compare_tool_lines_up_runs_and_variants(tmp_path):
+    compare = TOOL.parent / "gqa_ab_compare.py"
+    old = {"batch": "x 4 8 2000", "planned": [20.0, 19.0], "plan planned": ["uniform", 8],
+           "k64": [17.0], "plan k64": ["uniform", 8, 64]}  # fmt: skip
+    new = {**old, "planned": [17.1, 17.3], "plan planned": ["uniform", 4]}
+    (tmp_path / "old.jsonl").write_text(json.dumps(old) + "\n")
+    (tmp_path / "new.jsonl").write_text(json.dumps(new) + "\n")
+    done = subprocess.run([sys.executable, str(compare), str(tmp_path / "old.jsonl"),
+                           str(tmp_path / "new.jsonl")], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.splitlines()[1]
+    assert "19.0" in line and "17.1" in line and "-10.0%" in line and "-> ['uniform', 4]" in line
+    done = subprocess.run([sys.executable, str(compare), str(tmp_path / "old.jsonl"),
+                           "--variants", "planned", "k64"], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0 and "-10.5%" in done.stdout, done.stdout + done.stderr
