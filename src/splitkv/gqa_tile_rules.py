@@ -79,8 +79,8 @@ def gqa_wide_tile(block_h: int, head_dim: int, balanced: bool, split_keys: int,
     if head_dim <= GQA_WIDE_TILE_SMALL_HEAD_DIM:
         keys = min(keys, GQA_WIDE_TILE_SMALL_HEAD_KEYS)
     deep = one_split and (block_h, next_pow2(head_dim)) in GQA_WIDE_TILE_DEEP
-    narrow = max(2 * MIN_DOT, min(keys, prev_pow2(max(1, split_keys // GQA_WIDE_TILE_MIN_BLOCKS))))
-    wide = max(2 * MIN_DOT, min(keys, prev_pow2(max(1, split_keys // GQA_WIDE_TILE_FEW_BLOCKS))))
+    narrow, wide = (max(2 * MIN_DOT, min(keys, prev_pow2(max(1, split_keys // blocks))))
+                    for blocks in (GQA_WIDE_TILE_MIN_BLOCKS, GQA_WIDE_TILE_FEW_BLOCKS))  # fmt: skip
     held = _residency(GQA_WIDE_TILE_RESIDENCY, block_h, head_dim, itemsize)
     if wide > narrow and not deep and programs is not None and held:
         keys = wide if wider_block_fits(held, narrow, wide, programs, compute_units) else narrow

@@ -627,6 +627,7 @@ def plan_decode(
         grid_order = grid_order_for(num_splits, spec) if default_order else grid_order
     short_tile = block_h <= MIN_DOT
     split_keys = -(-max_seq_len // num_splits)  # keys per split of the longest request
+    uniform_programs = batch_size * num_splits * num_kv_heads * num_head_blocks  # on splits
     # balanced_prefetch: the default chose prefetch for balanced MLA programs of <= 32 rows,
     # which then keep one 64-key buffer (schedule ablation, docs/perf.md v0.2.1: -5% for
     # 1 x 327,600 + 47 short at qlen 1 and 2).
@@ -636,8 +637,8 @@ def plan_decode(
         balanced_prefetch = balanced_prefetch_pays(kind, block_h, total_keys, num_programs, spec)
         page_prefetch = balanced_prefetch
     elif page_prefetch is None:
-        programs = batch_size * num_splits * num_kv_heads * num_head_blocks
-        page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys, programs <= wave, spec)
+        page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys,
+                                      uniform_programs <= wave, spec)  # fmt: skip
     # Bulk copies by default only where measured, and only when the caller left the block
     # shape to the planner; they take two latent chains.
     tma_default = (
@@ -672,7 +673,7 @@ def plan_decode(
     if kind == "gqa" and not interpreted:
         # The launch's programs, where the tile rules were measured on this device: a wider
         # key block is taken only where it costs no wave.
-        launch = batch_size * num_splits * num_kv_heads * num_head_blocks if gqa_tiled else None
+        launch = uniform_programs if gqa_tiled else None
         wide_gqa = gqa_wide_tile(block_h, head_dim_v, balanced, split_keys,
                                  one_split=num_splits == 1, programs=launch,
                                  compute_units=spec.compute_units,
