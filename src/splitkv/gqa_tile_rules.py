@@ -308,6 +308,62 @@ def gqa_partials_split_cap(keys: int, page_keys: int, group_rows: int, itemsize:
     return max(cap, prev_pow2(max(1, compute_units // batch)))
 
 
+# One uniform split, at several kv heads, for the tiles where it measured fastest, by (rows,
+# head dim): the most programs an SM of the builds a one-split launch takes past the long-split
+# tile's wave (`tools/gqa_plan_ab.py --builds`, the GPU's registers: 64 rows hold 4 an SM on
+# the deep 64-key build at head dim 64, 2 at 128). 32 rows are left out: one split ran 15-21%
+# faster where the long-split tile took it (gpt-oss at qlen 4, 14 x 1,500 24.8 -> 19.7 us) and
+# 18-26% slower on the 2-stage build (12 x 512 10.1 -> 11.9, 20 x 768 15.7 -> 19.8; docs/perf.md
+# session 43), and at head dim 128 7% slower (llama3-8b at qlen 8, 16 x 1,024).
+GQA_ONE_SPLIT_RESIDENCY = {(64, 64): 4, (64, 128): 2}
+GQA_ONE_SPLIT_MIN_FILL = 0.6  # of the SMs, with a program each
+GQA_ONE_SPLIT_MAX_BYTES = 512 << 10  # K and V a program streams
+
+
+def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, itemsize: int,
+                       compute_units: int) -> bool:  # fmt: skip
+    """Whether a uniform GQA launch of several kv heads runs fastest on one split: its
+    `programs` (requests x kv heads x head blocks) give at least 0.6 of the SMs
+    (`compute_units`) a program and fit one wave of the one-split build
+    (GQA_ONE_SPLIT_RESIDENCY), and each streams at most 512 KiB of K and V (`keys` of
+    `head_dim` in `itemsize` bytes). Such programs are short: a second split halves them but
+    adds the merge's launch and its wait for the partials, which one split writes as the
+    output itself.
+
+    H200, 64 rows (docs/perf.md session 43: v0.2.47's default against one split, 2 rounds, calls
+    1-3): of the 38 plans this changes that were timed, all faster, by 0.4-40% (30 held out from
+    the form of the rule that ran, 10 from this one): gpt-oss at qlen 8 12 x 1,024 18.6 -> 13.6
+    us (8 splits), 24 x 512 19.3 -> 12.9, 14 x 1,500 27.4 -> 19.2, 48 x 2,048 81.6 -> 70.0, 13 x
+    256 8.8 -> 6.6, 44 x 900 46.0 -> 35.7; qwen-64-8 at qlen 8 16 x 1,024 29.2 -> 23.5, 14 x 768
+    26.0 -> 17.4, 20 x 384 27.5 -> 16.4, 12 x 900 33.3 -> 20.0. Below 0.6 of the SMs (8
+    requests: 64 programs) a count that gives every SM work wins (gpt-oss at qlen 8 8 x 1,024
+    12.0 us on 4 splits, 13.7 on one; 6 x 1,024 10.7 on 8, 14.1 on one); past the wave the
+    second wave's programs run alone (qwen-64-8 at qlen 8 48 x 2,048, 384 programs at 2 an SM:
+    one split 10% slower). Under a program an SM one split also needs the long-split tile
+    (`gqa_long_split_count`) or at most 4 of the wide tile's blocks: gpt-oss at qlen 8 10 x 768
+    (80 programs, the deep build's 12 blocks of 64 keys, 16 KB a block) 11.8 -> 14.3 us, 10 x
+    512 10.0 -> 10.5, 11 x 640 11.5 -> 12.4, where 10 x 1,024 (the long-split tile's 8 blocks of
+    128) 15.0 -> 13.3 and 11 x 256 (4 blocks) 8.7 -> 6.6. That leaves some faster on one split
+    where it is not taken (gpt-oss 16 x 300 10.7 -> 7.8, 12 x 900 19.3 -> 17.2)."""
+    held = _residency(GQA_ONE_SPLIT_RESIDENCY, block_h, head_dim, itemsize)
+    if held is None or keys * 2 * head_dim * itemsize > GQA_ONE_SPLIT_MAX_BYTES:
+        return False
+    if not GQA_ONE_SPLIT_MIN_FILL * compute_units <= programs <= held * compute_units:
+        return False
+    if programs >= compute_units:
+        return True
+    # Under a program an SM, each streams alone: on the long-split tile (two 32 KB blocks in
+    # flight) or for 4 blocks at most, not through many of the wide tile's smaller blocks.
+    block_n = gqa_long_split_tile(head_dim, itemsize)[0]
+    resident = gqa_long_split_residency(block_h, head_dim, itemsize)
+    key_bytes = 2 * head_dim * itemsize
+    if gqa_long_split_count(1, keys, programs, resident, compute_units, block_n, key_bytes,
+                            False) is not None:  # fmt: skip
+        return True
+    wide = gqa_wide_tile(block_h, head_dim, False, keys, one_split=True)
+    return wide is not None and keys <= GQA_WIDE_TILE_MIN_BLOCKS * wide[0]
+
+
 def gqa_tile_for(balanced: bool, block_h: int, head_dim: int, itemsize: int, num_splits: int,
                  keys: int, programs_a_split: int, compute_units: int, may_halve: bool
                  ) -> tuple[tuple[int, int, bool] | None, int, int | None]:  # fmt: skip

@@ -17,6 +17,7 @@ from splitkv.checks import MAX_GQA_HEAD_DIM, check_bool, check_int, check_plan_f
 from splitkv.device import DeviceSpec
 from splitkv.gqa_tile_rules import (
     gqa_balanced_grid,
+    gqa_one_split_pays,
     gqa_partials_split_cap,
     gqa_tile_for,
     gqa_wide_tile,
@@ -440,6 +441,10 @@ def plan_decode(
     group_rows = rows // num_kv_heads  # query rows one program's kv head serves
     block_h = block_h_for(block_h, kind, group_rows, spec)
     default_splits, default_order = num_splits is None, grid_order is None
+    # GQA tiles left to the planner take the measured rules (`gqa_tile_for`, below; one split
+    # where it pays): the schedule model weighs the uniform split count those rules run.
+    tile_free = block_n is None and num_stages is None and not interpreted
+    gqa_tiled = kind == "gqa" and tile_free and spec.tunables.gqa_balanced_min_blocks > 0
     keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
     if num_splits is None:
         if kind == "mla":
@@ -456,6 +461,16 @@ def plan_decode(
                     keys, spec.tunables.mha_split_page_size, group_rows, dtype.itemsize,
                     partial_dtype.itemsize, batch_size, spec.compute_units,
                 ))  # fmt: skip
+            # Several kv heads of equal (or unknown) lengths, on the measured tiles: one
+            # split where its launch fills the SMs within a wave and its programs are short
+            # (their keys: the lengths where given, the table's width is often wider).
+            programs = batch_size * num_kv_heads * -(-group_rows // block_h)
+            one_split = gqa_tiled and num_kv_heads > 1 and len(set(lengths)) <= 1
+            one_split = one_split and gqa_one_split_pays(
+                programs, min([keys, *lengths]), block_h, head_dim_v, dtype.itemsize,
+                spec.compute_units,
+            )  # fmt: skip
+            num_splits = 1 if one_split else num_splits
     check_int("num_splits", num_splits, 1, MAX_SPLITS)
     if grid_order is None:
         grid_order = grid_order_for(num_splits, spec)
@@ -510,10 +525,6 @@ def plan_decode(
         or early_start_pays_alone(early_start, dependent_launch, b, batch_size * rows, block_h)
         for b in (False, True)
     }
-    # GQA tiles left to the planner take the measured rules (`gqa_tile_for`, below); the
-    # schedule model weighs the uniform split count those rules run.
-    tile_free = block_n is None and num_stages is None and not interpreted
-    gqa_tiled = kind == "gqa" and tile_free and spec.tunables.gqa_balanced_min_blocks > 0
     equal_shares = False
     # The balanced GQA grid, computed once: the schedule model weighs it, a balanced plan takes it.
     gqa_grid = None
