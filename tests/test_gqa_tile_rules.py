@@ -161,22 +161,21 @@ def one_split(programs, keys, rows=64, head_dim=64):
 
 
 def test_one_split_where_its_launch_fills_the_sms_within_a_wave():
-    # 64 rows at head dim 64 (gpt-oss at qlen 8): the one-split builds hold 4 an SM.
-    assert one_split(80, 1024) and one_split(528, 2048)
+    # 64 rows at head dim 64 (gpt-oss at qlen 8): the deep build holds 4 an SM.
+    assert one_split(80, 300) and one_split(80, 1024) and one_split(528, 2048)
     assert not one_split(64, 1024)  # 8 requests: under 0.6 of the SMs a program each
     assert not one_split(529, 1024)  # past the wave
     assert not one_split(128, 2049)  # past 512 KiB of K and V a program
     # 64 rows at head dim 128 (qwen-64-8 at qlen 8): 2 an SM, 1,024 keys at most.
     assert one_split(264, 1024, head_dim=128) and not one_split(265, 1024, head_dim=128)
     assert not one_split(128, 1025, head_dim=128)
-    # Under a program an SM: the long-split tile (8 blocks of 128 keys at least) or at most
-    # 4 of the deep build's 64-key blocks, not 5-15 of them.
-    assert one_split(88, 256) and not one_split(88, 300) and not one_split(80, 768)
-    assert one_split(132, 768)  # a program an SM
-    assert one_split(80, 512, head_dim=128)  # the long-split tile: 8 blocks of 64 keys
-    # Not measured faster: 32 rows (gpt-oss at qlen 4, llama3-8b at qlen 8), 16 rows, fp32.
-    assert not one_split(128, 1024, rows=32)
-    assert not one_split(128, 1024, rows=32, head_dim=128)
+    # 32 rows: 0.7 of the SMs to a wave of the long-split tile (2 an SM), 384 KiB at most.
+    assert one_split(264, 1536, rows=32) and not one_split(265, 1024, rows=32)
+    assert one_split(93, 1024, rows=32) and not one_split(92, 1024, rows=32)
+    assert not one_split(128, 1537, rows=32)
+    assert one_split(128, 768, rows=32, head_dim=128)
+    assert not one_split(128, 769, rows=32, head_dim=128)
+    # Not measured: 16 rows, 32-bit types.
     assert not one_split(128, 1024, rows=16)
     assert not gqa_one_split_pays(128, 1024, 64, 64, 4, 132)
 
@@ -187,6 +186,12 @@ def test_the_planner_takes_one_split_at_several_kv_heads_of_equal_lengths():
     assert plan(8, 1024, 8, **qwen_64_8).num_splits == 8  # 64 programs
     assert plan(12, 1024, 8, num_splits=4, **qwen_64_8).num_splits == 4  # a caller's count
     assert plan(12, 1024, 8, **qwen_64_8).whole_pieces  # one split writes the output
+    # Within a wave of the long-split tile the one split takes it however short (4 blocks of
+    # 64 keys at head dim 128, 3 stages, page ids ahead).
+    short = plan(12, 256, 8, **qwen_64_8)
+    assert (short.num_splits, short.block_n, short.split_num_stages) == (1, 64, 3)
+    assert short.page_prefetch
+    assert plan(40, 256, 8, **qwen_64_8).num_splits > 1  # 320 programs: past a wave of 2 an SM
     # Ragged lengths keep the fill rule's count (the schedule model weighs it).
     ragged = splitkv.plan_decode(12, 1024, 64, qlen=8, kind="gqa", num_kv_heads=8, head_dim=128,
                                  page_size=16, device="meta", seq_lens=[1024, 512] * 6,

@@ -239,14 +239,16 @@ def gqa_long_split_residency(block_h: int, head_dim: int, itemsize: int) -> int 
 
 def gqa_long_split_count(num_splits: int, keys: int, programs_a_split: int,
                          resident: int | None, compute_units: int, block_n: int,
-                         key_bytes: int, may_halve: bool) -> int | None:  # fmt: skip
+                         key_bytes: int, may_halve: bool,
+                         min_blocks: int = GQA_UNIFORM_MIN_BLOCKS) -> int | None:  # fmt: skip
     """The split count at which uniform GQA splits take `gqa_long_split_tile`'s tile, or None
     where they keep the uniform tile (2 stages, no page ids ahead) and `num_splits`. The
     launch (`num_splits` x `programs_a_split`: requests x kv heads x head blocks) must fit one
     wave of what an SM holds of that tile (`resident`); where it does not and the split count
     is the planner's (`may_halve`), the count halves until it does. Each split of the longest
-    request (`keys`) must then stream at least 8 blocks of `block_n` keys and at most 4 MiB of
-    K and V (`key_bytes` a key).
+    request (`keys`) must then stream at least 8 blocks of `block_n` keys (`min_blocks`; the
+    one split `gqa_one_split_pays` chose takes the tile however short) and at most 4 MiB of K
+    and V (`key_bytes` a key).
 
     H200 (docs/perf.md sessions 29 and 30, v0.2.31 against v0.2.30; the defaults launch ~512
     programs, the tile holds 2-3 an SM, so the launch halves to 256): llama3-70b-tp8 at batch
@@ -267,7 +269,7 @@ def gqa_long_split_count(num_splits: int, keys: int, programs_a_split: int,
         splits //= 2
     split_keys = -(-keys // splits)
     fits = splits * programs_a_split <= wave
-    long_enough = split_keys >= GQA_UNIFORM_MIN_BLOCKS * block_n
+    long_enough = split_keys >= min_blocks * block_n
     short_enough = split_keys * key_bytes <= GQA_LONG_SPLIT_MAX_BYTES
     return splits if fits and long_enough and short_enough else None
 
@@ -308,78 +310,71 @@ def gqa_partials_split_cap(keys: int, page_keys: int, group_rows: int, itemsize:
     return max(cap, prev_pow2(max(1, compute_units // batch)))
 
 
-# One uniform split, at several kv heads, for the tiles where it measured fastest, by (rows,
-# head dim): the most programs an SM of the builds a one-split launch takes past the long-split
-# tile's wave (`tools/gqa_plan_ab.py --builds`, the GPU's registers: 64 rows hold 4 an SM on
-# the deep 64-key build at head dim 64, 2 at 128). 32 rows are left out: one split ran 15-21%
-# faster where the long-split tile took it (gpt-oss at qlen 4, 14 x 1,500 24.8 -> 19.7 us) and
-# 18-26% slower on the 2-stage build (12 x 512 10.1 -> 11.9, 20 x 768 15.7 -> 19.8; docs/perf.md
-# session 43), and at head dim 128 7% slower (llama3-8b at qlen 8, 16 x 1,024).
-GQA_ONE_SPLIT_RESIDENCY = {(64, 64): 4, (64, 128): 2}
-GQA_ONE_SPLIT_MIN_FILL = 0.6  # of the SMs, with a program each
-GQA_ONE_SPLIT_MAX_BYTES = 512 << 10  # K and V a program streams
+# One uniform split at several kv heads, by (rows, head dim): the fewest programs, as a share
+# of the SMs (one split lost below it: gpt-oss at qlen 8 8 x 1,024, 64 programs, 12.0 -> 13.7
+# us; at qlen 4 10 x 1,024, 80 programs, 12.4 -> 13.7), the programs an SM of the build the
+# one split takes where its launch passes the long-split tile's wave (64 rows at head dim 64:
+# the deep 64-key build, 4; elsewhere the long-split tile's 2, so one wave of it), and the most
+# K and V bytes a program streams (one split lost past them: gpt-oss at qlen 4 12 x 2,048, 512
+# KiB, 25.0 -> 26.6 us; llama3-8b at qlen 8 16 x 1,024, 512 KiB, 27.8 -> 29.4; qwen-64-8 at
+# qlen 8 12 x 2,048, 1 MiB, 37.1 -> 37.9; docs/perf.md session 43).
+GQA_ONE_SPLIT_TILES = {(32, 64): (0.7, 2, 384 << 10), (32, 128): (0.7, 2, 384 << 10),
+                       (64, 64): (0.6, 4, 512 << 10), (64, 128): (0.6, 2, 512 << 10)}  # fmt: skip
 
 
 def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, itemsize: int,
                        compute_units: int) -> bool:  # fmt: skip
     """Whether a uniform GQA launch of several kv heads runs fastest on one split: its
     `programs` (requests x kv heads x head blocks) give at least 0.6 of the SMs
-    (`compute_units`) a program and fit one wave of the one-split build
-    (GQA_ONE_SPLIT_RESIDENCY), and each streams at most 512 KiB of K and V (`keys` of
-    `head_dim` in `itemsize` bytes). Such programs are short: a second split halves them but
-    adds the merge's launch and its wait for the partials, which one split writes as the
-    output itself.
+    (`compute_units`) a program (0.7 at 32 rows) and fit one wave of the build one split
+    takes, and each streams at most 512 KiB (64 rows) or 384 KiB (32 rows) of K and V (`keys`
+    of `head_dim` in `itemsize` bytes; GQA_ONE_SPLIT_TILES). Such programs are short: a
+    second split halves them but adds the merge's launch and its wait for the partials, which
+    one split writes as the output itself. Within a wave of the long-split tile the one split
+    takes it however short (`gqa_tile_for`'s `short_splits`): two 32 KB blocks in flight a
+    program, where the wide tile's deep build has two of 16 KB.
 
-    H200, 64 rows (docs/perf.md session 43: v0.2.47's default against one split, 2 rounds, calls
-    1-3): of the 38 plans this changes that were timed, all faster, by 0.4-40% (30 held out from
-    the form of the rule that ran, 10 from this one): gpt-oss at qlen 8 12 x 1,024 18.6 -> 13.6
-    us (8 splits), 24 x 512 19.3 -> 12.9, 14 x 1,500 27.4 -> 19.2, 48 x 2,048 81.6 -> 70.0, 13 x
-    256 8.8 -> 6.6, 44 x 900 46.0 -> 35.7; qwen-64-8 at qlen 8 16 x 1,024 29.2 -> 23.5, 14 x 768
-    26.0 -> 17.4, 20 x 384 27.5 -> 16.4, 12 x 900 33.3 -> 20.0. Below 0.6 of the SMs (8
-    requests: 64 programs) a count that gives every SM work wins (gpt-oss at qlen 8 8 x 1,024
-    12.0 us on 4 splits, 13.7 on one; 6 x 1,024 10.7 on 8, 14.1 on one); past the wave the
-    second wave's programs run alone (qwen-64-8 at qlen 8 48 x 2,048, 384 programs at 2 an SM:
-    one split 10% slower). Under a program an SM one split also needs the long-split tile
-    (`gqa_long_split_count`) or at most 4 of the wide tile's blocks: gpt-oss at qlen 8 10 x 768
-    (80 programs, the deep build's 12 blocks of 64 keys, 16 KB a block) 11.8 -> 14.3 us, 10 x
-    512 10.0 -> 10.5, 11 x 640 11.5 -> 12.4, where 10 x 1,024 (the long-split tile's 8 blocks of
-    128) 15.0 -> 13.3 and 11 x 256 (4 blocks) 8.7 -> 6.6. That leaves some faster on one split
-    where it is not taken (gpt-oss 16 x 300 10.7 -> 7.8, 12 x 900 19.3 -> 17.2)."""
-    held = _residency(GQA_ONE_SPLIT_RESIDENCY, block_h, head_dim, itemsize)
-    if held is None or keys * 2 * head_dim * itemsize > GQA_ONE_SPLIT_MAX_BYTES:
+    H200 (docs/perf.md session 43, the default before against one split, 2 rounds). 64 rows
+    on the deep build (v0.2.48): of 38 changed plans timed, all faster, by 0.4-40%: gpt-oss at
+    qlen 8 12 x 1,024 18.6 -> 13.6 us (8 splits), 48 x 2,048 81.6 -> 70.0, 44 x 900 46.0 ->
+    35.7; qwen-64-8 at qlen 8 16 x 1,024 29.2 -> 23.5, 12 x 900 33.3 -> 20.0. On the
+    long-split tile (v0.2.49, call 5: 21 held-out changed plans, 19 faster, by 1.1-45.5%):
+    gpt-oss at qlen 8 13 x 600 14.1 -> 9.7 (4 splits), 32 x 600 17.8 -> 14.1 (one split on
+    the deep build); qwen-64-8 at qlen 8 14 x 200 11.8 -> 8.7; 32 rows: gpt-oss at qlen 4 28
+    x 512 18.5 -> 11.3, 30 x 900 29.3 -> 22.0; qwen-64-8 at qlen 4 28 x 384 28.8 -> 15.7;
+    llama3-8b at qlen 8 30 x 384 26.4 -> 16.9, 14 x 500 17.4 -> 13.5. Slower: gpt-oss at qlen
+    8 18 x 300 9.0 -> 9.6 (3 blocks of 128 keys, the last a third full, against 5 of 64), and
+    at qlen 4 10 x 1,024 12.4 -> 13.7 (80 programs: 32 rows now need 0.7 of the SMs). Past
+    the wave the second wave's programs run alone (qwen-64-8 at qlen 8 48 x 2,048, 384
+    programs at 2 an SM: one split 10% slower; gpt-oss at qlen 4 40 x 1,024, 320 programs on
+    the long-split tile, 32.8 -> 37.8)."""
+    tile = _residency(GQA_ONE_SPLIT_TILES, block_h, head_dim, itemsize)
+    if tile is None:
         return False
-    if not GQA_ONE_SPLIT_MIN_FILL * compute_units <= programs <= held * compute_units:
-        return False
-    if programs >= compute_units:
-        return True
-    # Under a program an SM, each streams alone: on the long-split tile (two 32 KB blocks in
-    # flight) or for 4 blocks at most, not through many of the wide tile's smaller blocks.
-    block_n = gqa_long_split_tile(head_dim, itemsize)[0]
-    resident = gqa_long_split_residency(block_h, head_dim, itemsize)
-    key_bytes = 2 * head_dim * itemsize
-    if gqa_long_split_count(1, keys, programs, resident, compute_units, block_n, key_bytes,
-                            False) is not None:  # fmt: skip
-        return True
-    wide = gqa_wide_tile(block_h, head_dim, False, keys, one_split=True)
-    return wide is not None and keys <= GQA_WIDE_TILE_MIN_BLOCKS * wide[0]
+    fill, held, most_bytes = tile
+    fits = fill * compute_units <= programs <= held * compute_units
+    return fits and keys * 2 * head_dim * itemsize <= most_bytes
 
 
 def gqa_tile_for(balanced: bool, block_h: int, head_dim: int, itemsize: int, num_splits: int,
-                 keys: int, programs_a_split: int, compute_units: int, may_halve: bool
+                 keys: int, programs_a_split: int, compute_units: int, may_halve: bool,
+                 short_splits: bool = False,
                  ) -> tuple[tuple[int, int, bool] | None, int, int | None]:  # fmt: skip
     """The GQA tile a plan takes where the caller left its block shape to the planner on a
     measured device: (tile, num_splits, resident). Balanced programs take
     `gqa_balanced_tile` (resident: `gqa_balanced_residency`, for their grid); uniform splits
     take `gqa_long_split_tile` where `gqa_long_split_count` gives them a split count, which
-    replaces `num_splits`; else the tile is None (the uniform tile's own rules apply)."""
+    replaces `num_splits`, splits of any length where `short_splits` (the one split of
+    `gqa_one_split_pays`); else the tile is None (the uniform tile's own rules apply)."""
     if balanced:
         tile = gqa_balanced_tile(block_h, head_dim, itemsize)
         return tile, num_splits, gqa_balanced_residency(block_h, head_dim, itemsize)
     tile = gqa_long_split_tile(head_dim, itemsize)
+    min_blocks = 1 if short_splits else GQA_UNIFORM_MIN_BLOCKS
     splits = gqa_long_split_count(num_splits, keys, programs_a_split,
                                   gqa_long_split_residency(block_h, head_dim, itemsize),
                                   compute_units, tile[0], 2 * head_dim * itemsize,
-                                  may_halve)  # fmt: skip
+                                  may_halve, min_blocks)  # fmt: skip
     if splits is None:
         return None, num_splits, None
     return tile, splits, None

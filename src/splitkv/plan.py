@@ -445,6 +445,7 @@ def plan_decode(
     # where it pays): the schedule model weighs the uniform split count those rules run.
     tile_free = block_n is None and num_stages is None and not interpreted
     gqa_tiled = kind == "gqa" and tile_free and spec.tunables.gqa_balanced_min_blocks > 0
+    short_splits = False  # the one split below takes the long-split tile however short
     keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
     if num_splits is None:
         if kind == "mla":
@@ -471,6 +472,7 @@ def plan_decode(
                 spec.compute_units,
             )  # fmt: skip
             num_splits = 1 if one_split else num_splits
+            short_splits = one_split
     check_int("num_splits", num_splits, 1, MAX_SPLITS)
     if grid_order is None:
         grid_order = grid_order_for(num_splits, spec)
@@ -602,7 +604,7 @@ def plan_decode(
         gqa_tile, num_splits, _ = gqa_tile_for(
             balanced, block_h, head_dim_v, dtype.itemsize, num_splits, keys,
             batch_size * num_kv_heads * num_head_blocks, spec.compute_units,
-            may_halve=default_splits,
+            may_halve=default_splits, short_splits=short_splits,
         )  # fmt: skip
         if num_splits != splits_before and default_order:
             grid_order = grid_order_for(num_splits, spec)
