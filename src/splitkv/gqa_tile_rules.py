@@ -338,7 +338,8 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     on the deep build (v0.2.48): of 38 changed plans timed, all faster, by 0.4-40%: gpt-oss at
     qlen 8 12 x 1,024 18.6 -> 13.6 us (8 splits), 48 x 2,048 81.6 -> 70.0, 44 x 900 46.0 ->
     35.7; qwen-64-8 at qlen 8 16 x 1,024 29.2 -> 23.5, 12 x 900 33.3 -> 20.0. On the
-    long-split tile (v0.2.49, call 5: 21 held-out changed plans, 19 faster, by 1.1-45.5%):
+    long-split tile (v0.2.49, calls 5-6: of 39 held-out changed plans, 37 faster, by
+    1.1-45.5%, one level):
     gpt-oss at qlen 8 13 x 600 14.1 -> 9.7 (4 splits), 32 x 600 17.8 -> 14.1 (one split on
     the deep build); qwen-64-8 at qlen 8 14 x 200 11.8 -> 8.7; 32 rows: gpt-oss at qlen 4 28
     x 512 18.5 -> 11.3, 30 x 900 29.3 -> 22.0; qwen-64-8 at qlen 4 28 x 384 28.8 -> 15.7;

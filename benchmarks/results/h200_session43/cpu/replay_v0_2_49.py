@@ -1,4 +1,4 @@
-"""Session 43, CPU only: every batch timed in calls 1-5, planned by this tree's planner
+"""Session 43, CPU only: every batch timed in calls 1-6, planned by this tree's planner
 (`tools/gqa_plan_ab.py --plans-only`), matched to the variant of its run timed with the same
 plan; prints each plan it changes against the default of that run, and a summary. Run from
 the repository root:
@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[4]
 RESULTS = Path(__file__).resolve().parents[1]
-RUNS = ((1, "ab"), (2, "ab"), (3, "ab"), (4, "long_hd64"), (4, "long_hd128"), (5, "ab"))
+RUNS = ((1, "ab"), (2, "ab"), (3, "ab"), (4, "long_hd64"), (4, "long_hd128"), (5, "ab"), (6, "ab"))
 
 
 def main() -> None:
