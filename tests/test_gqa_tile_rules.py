@@ -166,8 +166,8 @@ def test_one_split_where_its_launch_fills_the_sms_within_a_wave():
     assert not one_split(64, 1024)  # 8 requests: under 0.6 of the SMs a program each
     assert not one_split(529, 1024)  # past the wave
     assert not one_split(128, 2049)  # past 512 KiB of K and V a program
-    # 64 rows at head dim 128 (qwen-64-8 at qlen 8): 2 an SM, 1,024 keys at most.
-    assert one_split(264, 1024, head_dim=128) and not one_split(265, 1024, head_dim=128)
+    # 64 rows at head dim 128 (qwen-64-8 at qlen 8): 1.5 waves of 2 an SM, 1,024 keys at most.
+    assert one_split(396, 1024, head_dim=128) and not one_split(397, 1024, head_dim=128)
     assert not one_split(128, 1025, head_dim=128)
     # 32 rows: 0.7 of the SMs to a wave of the long-split tile (2 an SM), 384 KiB at most.
     assert one_split(264, 1536, rows=32) and not one_split(265, 1024, rows=32)
@@ -180,7 +180,7 @@ def test_one_split_where_its_launch_fills_the_sms_within_a_wave():
     assert not gqa_one_split_pays(128, 1024, 64, 64, 4, 132)
 
 
-def test_the_planner_takes_one_split_at_several_kv_heads_of_equal_lengths():
+def test_the_planner_takes_one_split_at_several_kv_heads():
     qwen_64_8 = {"heads": 64, "kv_heads": 8}  # head dim 128, 64 rows at qlen 8
     assert plan(12, 1024, 8, **qwen_64_8).num_splits == 1  # the fill rule alone: 2
     assert plan(8, 1024, 8, **qwen_64_8).num_splits == 8  # 64 programs
@@ -191,11 +191,20 @@ def test_the_planner_takes_one_split_at_several_kv_heads_of_equal_lengths():
     short = plan(12, 256, 8, **qwen_64_8)
     assert (short.num_splits, short.block_n, short.split_num_stages) == (1, 64, 3)
     assert short.page_prefetch
-    assert plan(40, 256, 8, **qwen_64_8).num_splits > 1  # 320 programs: past a wave of 2 an SM
-    # Ragged lengths keep the fill rule's count (the schedule model weighs it).
-    ragged = splitkv.plan_decode(12, 1024, 64, qlen=8, kind="gqa", num_kv_heads=8, head_dim=128,
-                                 page_size=16, device="meta", seq_lens=[1024, 512] * 6,
-                                 device_spec=splitkv.DeviceSpec.preset("h200"))  # fmt: skip
-    assert ragged.num_splits > 1 or ragged.schedule == "balanced"
+    assert plan(40, 256, 8, **qwen_64_8).num_splits == 1  # 320 programs: 1.2 waves of 2 an SM
+    assert plan(52, 256, 8, **qwen_64_8).num_splits > 1  # 416: past 1.5 waves
+
+    # Ragged lengths: uniform, one split, where the longest request's program is short.
+    def ragged(lengths, **knobs):
+        spec = splitkv.DeviceSpec.preset("h200")
+        return splitkv.plan_decode(len(lengths), 2048, 64, qlen=8, kind="gqa", num_kv_heads=8,
+                                   head_dim=128, page_size=16, device="meta", seq_lens=lengths,
+                                   device_spec=spec, **knobs)  # fmt: skip
+
+    short = ragged([1024, 100] * 16)
+    assert (short.schedule, short.num_splits) == ("uniform", 1)
+    long = ragged([1025, 100] * 16)  # 1,025 keys: past 512 KiB a program
+    assert long.num_splits > 1 or long.schedule == "balanced"
+    assert ragged([1024, 100] * 16, schedule="balanced").schedule == "balanced"  # the caller's
     # One kv head (llama3-70b-tp8) keeps its cap.
     assert plan(128, 1024, 8).num_splits > 1

@@ -312,23 +312,25 @@ def gqa_partials_split_cap(keys: int, page_keys: int, group_rows: int, itemsize:
 
 # One uniform split at several kv heads, by (rows, head dim): the fewest programs, as a share
 # of the SMs (one split lost below it: gpt-oss at qlen 8 8 x 1,024, 64 programs, 12.0 -> 13.7
-# us; at qlen 4 10 x 1,024, 80 programs, 12.4 -> 13.7), the programs an SM of the build the
-# one split takes where its launch passes the long-split tile's wave (64 rows at head dim 64:
-# the deep 64-key build, 4; elsewhere the long-split tile's 2, so one wave of it), and the most
-# K and V bytes a program streams (one split lost past them: gpt-oss at qlen 4 12 x 2,048, 512
-# KiB, 25.0 -> 26.6 us; llama3-8b at qlen 8 16 x 1,024, 512 KiB, 27.8 -> 29.4; qwen-64-8 at
-# qlen 8 12 x 2,048, 1 MiB, 37.1 -> 37.9; docs/perf.md session 43).
+# us; at qlen 4 10 x 1,024, 80 programs, 12.4 -> 13.7); the most programs an SM: a wave of the
+# build the one split runs (64 rows at head dim 64: the deep 64-key build, 4; 32 rows: the
+# long-split tile, 2), at 64 rows and head dim 128 one and a half waves of its builds' 2 (one
+# split faster there: qwen-64-8 at qlen 8 48 x 384, 384 programs, 47.4 -> 37.7 us; 40 x 1,024
+# 78.2 -> 77.7); and the most K and V bytes a program streams (one split lost past them:
+# gpt-oss at qlen 4 12 x 2,048, 512 KiB, 25.0 -> 26.6 us; llama3-8b at qlen 8 16 x 1,024, 512
+# KiB, 27.8 -> 29.4; qwen-64-8 at qlen 8 12 x 2,048, 1 MiB, 37.1 -> 37.9; 48 x 2,048, 1 MiB
+# at 1.45 waves, 10% slower; docs/perf.md session 43).
 GQA_ONE_SPLIT_TILES = {(32, 64): (0.7, 2, 384 << 10), (32, 128): (0.7, 2, 384 << 10),
-                       (64, 64): (0.6, 4, 512 << 10), (64, 128): (0.6, 2, 512 << 10)}  # fmt: skip
+                       (64, 64): (0.6, 4, 512 << 10), (64, 128): (0.6, 3, 512 << 10)}  # fmt: skip
 
 
 def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, itemsize: int,
                        compute_units: int) -> bool:  # fmt: skip
     """Whether a uniform GQA launch of several kv heads runs fastest on one split: its
     `programs` (requests x kv heads x head blocks) give at least 0.6 of the SMs
-    (`compute_units`) a program (0.7 at 32 rows) and fit one wave of the build one split
-    takes, and each streams at most 512 KiB (64 rows) or 384 KiB (32 rows) of K and V (`keys`
-    of `head_dim` in `itemsize` bytes; GQA_ONE_SPLIT_TILES). Such programs are short: a
+    (`compute_units`) a program (0.7 at 32 rows) and at most 3 or 4 (GQA_ONE_SPLIT_TILES),
+    and each streams at most 512 KiB (64 rows) or 384 KiB (32 rows) of K and V (`keys`, the
+    longest request's, of `head_dim` in `itemsize` bytes). Such programs are short: a
     second split halves them but adds the merge's launch and its wait for the partials, which
     one split writes as the output itself. Within a wave of the long-split tile the one split
     takes it however short (`gqa_tile_for`'s `short_splits`): two 32 KB blocks in flight a
@@ -348,7 +350,13 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     at qlen 4 10 x 1,024 12.4 -> 13.7 (80 programs: 32 rows now need 0.7 of the SMs). Past
     the wave the second wave's programs run alone (qwen-64-8 at qlen 8 48 x 2,048, 384
     programs at 2 an SM: one split 10% slower; gpt-oss at qlen 4 40 x 1,024, 320 programs on
-    the long-split tile, 32.8 -> 37.8)."""
+    the long-split tile, 32.8 -> 37.8). Ragged batches (call 7, against the balanced schedule
+    or the fill rule's count): 11 of 12 faster, by 5.7-40.9% (gpt-oss at qlen 8 32 x
+    100-1,000 31.6 -> 19.3; qwen-64-8 at qlen 8 32 x 100-600 37.9 -> 22.4; llama3-8b at qlen
+    8 32 x 100-600 35.5 -> 23.0), gpt-oss at qlen 8 12 x 500-2,000 3.9% slower; held out
+    (call 8, v0.2.50 against v0.2.49), 12 of 13 faster, by 0.9-34.1% (gpt-oss at qlen 8 40 x
+    100-800 34.4 -> 23.6, at qlen 4 32 x 100-700 22.6 -> 14.9; qwen-64-8 at qlen 8 49 x 512,
+    1.5 waves, 56.3 -> 46.9), gpt-oss at qlen 8 20 x 50-2,000 1.5% slower."""
     tile = _residency(GQA_ONE_SPLIT_TILES, block_h, head_dim, itemsize)
     if tile is None:
         return False

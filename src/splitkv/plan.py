@@ -445,7 +445,7 @@ def plan_decode(
     # where it pays): the schedule model weighs the uniform split count those rules run.
     tile_free = block_n is None and num_stages is None and not interpreted
     gqa_tiled = kind == "gqa" and tile_free and spec.tunables.gqa_balanced_min_blocks > 0
-    short_splits = False  # the one split below takes the long-split tile however short
+    short_splits = False  # the one split below: the long-split tile however short, uniform
     keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
     if num_splits is None:
         if kind == "mla":
@@ -462,13 +462,14 @@ def plan_decode(
                     keys, spec.tunables.mha_split_page_size, group_rows, dtype.itemsize,
                     partial_dtype.itemsize, batch_size, spec.compute_units,
                 ))  # fmt: skip
-            # Several kv heads of equal (or unknown) lengths, on the measured tiles: one
-            # split where its launch fills the SMs within a wave and its programs are short
-            # (their keys: the lengths where given, the table's width is often wider).
+            # Several kv heads, on the measured tiles: one split where its launch fills the
+            # SMs within a wave and its programs are short (the longest request's, where
+            # every length is given: the table's width is often wider). Ragged lengths too,
+            # on uniform splits (below): each request's program streams it alone, no merge.
             programs = batch_size * num_kv_heads * -(-group_rows // block_h)
-            one_split = gqa_tiled and num_kv_heads > 1 and len(set(lengths)) <= 1
-            one_split = one_split and gqa_one_split_pays(
-                programs, min([keys, *lengths]), block_h, head_dim_v, dtype.itemsize,
+            longest = max(lengths) if len(lengths) == batch_size else keys
+            one_split = gqa_tiled and num_kv_heads > 1 and gqa_one_split_pays(
+                programs, min(keys, longest), block_h, head_dim_v, dtype.itemsize,
                 spec.compute_units,
             )  # fmt: skip
             num_splits = 1 if one_split else num_splits
@@ -537,7 +538,7 @@ def plan_decode(
                                      spec.tunables.gqa_balanced_min_blocks)  # fmt: skip
     if schedule == "auto":
         schedule = "uniform"
-        if lengths:
+        if lengths and not short_splits:
             # The model counts 64-key blocks: the unit cancels between the two schedules.
             narrow = block_h in ws.NARROW_BLOCK_H
             gluon_splits = None
