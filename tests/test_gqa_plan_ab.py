@@ -75,3 +75,10 @@ def test_the_compare_tool_lines_up_runs_and_variants(tmp_path):
                            "--variants", "planned", "k64"], capture_output=True, text=True,
                           timeout=60)  # fmt: skip
     assert done.returncode == 0 and "-10.5%" in done.stdout, done.stdout + done.stderr
+    plans = tmp_path / "plans.txt"
+    new_plan = {"batch": "x 4 8 2000", "plan planned": ["uniform", 8, 64]}
+    plans.write_text("compiling\n" + json.dumps(new_plan) + "\n")
+    done = subprocess.run([sys.executable, str(compare), str(tmp_path / "old.jsonl"),
+                           "--variants", "planned", "k64", "--plans", str(plans)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.rstrip().endswith("= k64"), done.stdout
