@@ -137,6 +137,21 @@ def test_one_split_writes_the_output_itself(dtype, device):
         splitkv.plan_decode(4, 152, 8, whole_pieces=True, **{**shape, "num_splits": 3})
 
 
+def test_one_split_on_the_long_split_tile_over_short_ragged_requests(dtype, device):
+    # The one split `gqa_one_split_pays` picks takes the long-split tile however short the
+    # requests (H200: 128-key blocks at head dim 64, 3 stages, page ids a block ahead): 32 rows
+    # a kv head over requests shorter than a block, one of exactly one, one of just its 8
+    # queries, and an empty one.
+    case = random_gqa_case([40, 128, 0, 300, 8], 8, 2, 64, qlen=8, page_size=16, dtype=dtype,
+                           device=device)  # fmt: skip
+    sinks = torch.randn(8, device=device)
+    plan = splitkv.plan_decode(5, 304, 8, qlen=8, page_size=16, dtype=dtype, device=device,
+                               kind="gqa", num_kv_heads=2, head_dim=64, num_splits=1,
+                               block_n=128, num_stages=3, page_prefetch=True)  # fmt: skip
+    assert plan.whole_pieces and plan.block_h == 32
+    run_and_check(case, plan=plan, sinks=sinks)
+
+
 def test_splits_orders_tilings_and_prefetch_agree(dtype, device):
     case = random_gqa_case([300, 129, 0, 64], 8, 2, 64, page_size=16, dtype=dtype,
                            device=device)  # fmt: skip
