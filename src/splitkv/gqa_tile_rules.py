@@ -336,27 +336,26 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     takes it however short (`gqa_tile_for`'s `short_splits`): two 32 KB blocks in flight a
     program, where the wide tile's deep build has two of 16 KB.
 
-    H200 (docs/perf.md session 43, the default before against one split, 2 rounds). 64 rows
-    on the deep build (v0.2.48): of 38 changed plans timed, all faster, by 0.4-40%: gpt-oss at
-    qlen 8 12 x 1,024 18.6 -> 13.6 us (8 splits), 48 x 2,048 81.6 -> 70.0, 44 x 900 46.0 ->
-    35.7; qwen-64-8 at qlen 8 16 x 1,024 29.2 -> 23.5, 12 x 900 33.3 -> 20.0. On the
-    long-split tile (v0.2.49, calls 5-6: of 39 held-out changed plans, 37 faster, by
-    1.1-45.5%, one level):
-    gpt-oss at qlen 8 13 x 600 14.1 -> 9.7 (4 splits), 32 x 600 17.8 -> 14.1 (one split on
-    the deep build); qwen-64-8 at qlen 8 14 x 200 11.8 -> 8.7; 32 rows: gpt-oss at qlen 4 28
-    x 512 18.5 -> 11.3, 30 x 900 29.3 -> 22.0; qwen-64-8 at qlen 4 28 x 384 28.8 -> 15.7;
-    llama3-8b at qlen 8 30 x 384 26.4 -> 16.9, 14 x 500 17.4 -> 13.5. Slower: gpt-oss at qlen
-    8 18 x 300 9.0 -> 9.6 (3 blocks of 128 keys, the last a third full, against 5 of 64), and
-    at qlen 4 10 x 1,024 12.4 -> 13.7 (80 programs: 32 rows now need 0.7 of the SMs). Past
-    the wave the second wave's programs run alone (qwen-64-8 at qlen 8 48 x 2,048, 384
-    programs at 2 an SM: one split 10% slower; gpt-oss at qlen 4 40 x 1,024, 320 programs on
-    the long-split tile, 32.8 -> 37.8). Ragged batches (call 7, against the balanced schedule
-    or the fill rule's count): 11 of 12 faster, by 5.7-40.9% (gpt-oss at qlen 8 32 x
-    100-1,000 31.6 -> 19.3; qwen-64-8 at qlen 8 32 x 100-600 37.9 -> 22.4; llama3-8b at qlen
-    8 32 x 100-600 35.5 -> 23.0), gpt-oss at qlen 8 12 x 500-2,000 3.9% slower; held out
-    (call 8, v0.2.50 against v0.2.49), 12 of 13 faster, by 0.9-34.1% (gpt-oss at qlen 8 40 x
-    100-800 34.4 -> 23.6, at qlen 4 32 x 100-700 22.6 -> 14.9; qwen-64-8 at qlen 8 49 x 512,
-    1.5 waves, 56.3 -> 46.9), gpt-oss at qlen 8 20 x 50-2,000 1.5% slower."""
+    H200 (docs/perf.md session 43, the default before against one split, 2 rounds). 64 rows on
+    the deep build (v0.2.48): of 38 changed plans timed, all faster, by 0.4-40%: gpt-oss at qlen
+    8 12 x 1,024 18.6 -> 13.6 us (8 splits), 48 x 2,048 81.6 -> 70.0, 44 x 900 46.0 -> 35.7;
+    qwen-64-8 at qlen 8 16 x 1,024 29.2 -> 23.5, 12 x 900 33.3 -> 20.0. On the long-split tile
+    (v0.2.49, calls 5-6: of 39 held-out changed plans, 37 faster, by 1.1-45.5%, one level):
+    gpt-oss at qlen 8 13 x 600 14.1 -> 9.7 (4 splits), 32 x 600 17.8 -> 14.1 (one split on the
+    deep build); qwen-64-8 at qlen 8 14 x 200 11.8 -> 8.7; 32 rows: gpt-oss at qlen 4 28 x 512
+    18.5 -> 11.3, 30 x 900 29.3 -> 22.0; qwen-64-8 at qlen 4 28 x 384 28.8 -> 15.7; llama3-8b at
+    qlen 8 30 x 384 26.4 -> 16.9, 14 x 500 17.4 -> 13.5. Slower: gpt-oss at qlen 8 18 x 300 9.0
+    -> 9.6 (3 blocks of 128 keys, the last a third full, against 5 of 64), and at qlen 4 10 x
+    1,024 12.4 -> 13.7 (80 programs: 32 rows now need 0.7 of the SMs). Past the wave the second
+    wave's programs run alone (qwen-64-8 at qlen 8 48 x 2,048, 384 programs at 2 an SM: one
+    split 10% slower; gpt-oss at qlen 4 40 x 1,024, 320 programs on the long-split tile, 32.8 ->
+    37.8). Ragged batches (call 7, against the balanced schedule or the fill rule's count): 11
+    of 12 faster, by 5.7-40.9% (gpt-oss at qlen 8 32 x 100-1,000 31.6 -> 19.3; qwen-64-8 at qlen
+    8 32 x 100-600 37.9 -> 22.4; llama3-8b at qlen 8 32 x 100-600 35.5 -> 23.0), gpt-oss at qlen
+    8 12 x 500-2,000 3.9% slower; held out (call 8, v0.2.50 against v0.2.49), 12 of 13 faster,
+    by 0.9-34.1% (gpt-oss at qlen 8 40 x 100-800 34.4 -> 23.6, at qlen 4 32 x 100-700 22.6 ->
+    14.9; qwen-64-8 at qlen 8 49 x 512, 1.5 waves, 56.3 -> 46.9), gpt-oss at qlen 8 20 x
+    50-2,000 1.5% slower."""
     tile = _residency(GQA_ONE_SPLIT_TILES, block_h, head_dim, itemsize)
     if tile is None:
         return False
