@@ -110,11 +110,12 @@ def test_the_cap_keeps_a_program_an_sm():
     assert cap(4096, 64, 200) == 8  # 200 programs a split: the cap alone
 
 
-def plan(batch, keys, qlen, heads=8, kv_heads=1, **knobs):
+def plan(batch, keys, qlen, heads=8, kv_heads=1, lengths=None, **knobs):
+    # `lengths`: the requests' (default `keys` each); `keys` is the table's width.
     return splitkv.plan_decode(batch, keys, heads, qlen=qlen, kind="gqa", num_kv_heads=kv_heads,
                                head_dim=128, page_size=16, dtype=torch.bfloat16, device="meta",
                                device_spec=splitkv.DeviceSpec.preset("h200"),
-                               seq_lens=[keys] * batch, **knobs)  # fmt: skip
+                               seq_lens=lengths or [keys] * batch, **knobs)  # fmt: skip
 
 
 def test_the_planner_caps_one_kv_heads_tall_splits_only():
@@ -195,16 +196,11 @@ def test_the_planner_takes_one_split_at_several_kv_heads():
     assert plan(52, 256, 8, **qwen_64_8).num_splits > 1  # 416: past 1.5 waves
 
     # Ragged lengths: uniform, one split, where the longest request's program is short.
-    def ragged(lengths, **knobs):
-        spec = splitkv.DeviceSpec.preset("h200")
-        return splitkv.plan_decode(len(lengths), 2048, 64, qlen=8, kind="gqa", num_kv_heads=8,
-                                   head_dim=128, page_size=16, device="meta", seq_lens=lengths,
-                                   device_spec=spec, **knobs)  # fmt: skip
-
-    short = ragged([1024, 100] * 16)
+    short = plan(32, 2048, 8, lengths=[1024, 100] * 16, **qwen_64_8)
     assert (short.schedule, short.num_splits) == ("uniform", 1)
-    long = ragged([1025, 100] * 16)  # 1,025 keys: past 512 KiB a program
+    long = plan(32, 2048, 8, lengths=[1025, 100] * 16, **qwen_64_8)  # past 512 KiB a program
     assert long.num_splits > 1 or long.schedule == "balanced"
-    assert ragged([1024, 100] * 16, schedule="balanced").schedule == "balanced"  # the caller's
+    balanced = plan(32, 2048, 8, lengths=[1024, 100] * 16, schedule="balanced", **qwen_64_8)
+    assert balanced.schedule == "balanced"  # the caller's
     # One kv head (llama3-70b-tp8) keeps its cap.
     assert plan(128, 1024, 8).num_splits > 1

@@ -441,6 +441,7 @@ def plan_decode(
     group_rows = rows // num_kv_heads  # query rows one program's kv head serves
     block_h = block_h_for(block_h, kind, group_rows, spec)
     default_splits, default_order = num_splits is None, grid_order is None
+    num_head_blocks = -(-group_rows // block_h)
     # GQA tiles left to the planner take the measured rules (`gqa_tile_for`, below; one split
     # where it pays): the schedule model weighs the uniform split count those rules run.
     tile_free = block_n is None and num_stages is None and not interpreted
@@ -466,21 +467,18 @@ def plan_decode(
             # SMs within a wave and its programs are short (the longest request's, where
             # every length is given: the table's width is often wider). Ragged lengths too,
             # on uniform splits (below): each request's program streams it alone, no merge.
-            programs = batch_size * num_kv_heads * -(-group_rows // block_h)
             longest = max(lengths) if len(lengths) == batch_size else keys
-            one_split = gqa_tiled and num_kv_heads > 1 and gqa_one_split_pays(
-                programs, min(keys, longest), block_h, head_dim_v, dtype.itemsize,
-                spec.compute_units,
+            short_splits = gqa_tiled and num_kv_heads > 1 and gqa_one_split_pays(
+                batch_size * num_kv_heads * num_head_blocks, min(keys, longest), block_h,
+                head_dim_v, dtype.itemsize, spec.compute_units,
             )  # fmt: skip
-            num_splits = 1 if one_split else num_splits
-            short_splits = one_split
+            num_splits = 1 if short_splits else num_splits
     check_int("num_splits", num_splits, 1, MAX_SPLITS)
     if grid_order is None:
         grid_order = grid_order_for(num_splits, spec)
     if grid_order not in GRID_ORDERS:
         raise ValueError(f"grid_order: expected one of {GRID_ORDERS}, got {grid_order!r}")
 
-    num_head_blocks = -(-group_rows // block_h)
     wave = spec.compute_units * resident_programs_per_sm(kind, block_h, head_dim_v, spec)
     default_grid = num_programs is None
     if default_grid:
