@@ -13,6 +13,7 @@ from splitkv.gqa_tile_rules import (
     gqa_long_split_tile,
     gqa_one_split_pays,
     gqa_partials_split_cap,
+    gqa_short_split_block,
     gqa_tile_for,
     gqa_wide_tile,
 )
@@ -110,10 +111,11 @@ def test_the_cap_keeps_a_program_an_sm():
     assert cap(4096, 64, 200) == 8  # 200 programs a split: the cap alone
 
 
-def plan(batch, keys, qlen, heads=8, kv_heads=1, lengths=None, **knobs):
+def plan(batch, keys, qlen, heads=8, kv_heads=1, lengths=None, head_dim=128, **knobs):
     # `lengths`: the requests' (default `keys` each); `keys` is the table's width.
     return splitkv.plan_decode(batch, keys, heads, qlen=qlen, kind="gqa", num_kv_heads=kv_heads,
-                               head_dim=128, page_size=16, dtype=torch.bfloat16, device="meta",
+                               head_dim=head_dim, page_size=16, dtype=torch.bfloat16,
+                               device="meta",
                                device_spec=splitkv.DeviceSpec.preset("h200"),
                                seq_lens=lengths or [keys] * batch, **knobs)  # fmt: skip
 
@@ -176,9 +178,23 @@ def test_one_split_where_its_launch_fills_the_sms_within_a_wave():
     assert not one_split(128, 1537, rows=32)
     assert one_split(128, 768, rows=32, head_dim=128)
     assert not one_split(128, 769, rows=32, head_dim=128)
-    # Not measured: 16 rows, 32-bit types.
-    assert not one_split(128, 1024, rows=16)
+    # 16 rows: 0.7 of the SMs to a wave of the long-split tile (3 an SM), 512 KiB at most.
+    assert one_split(93, 2048, rows=16) and not one_split(92, 1024, rows=16)
+    assert one_split(396, 768, rows=16, head_dim=128)  # 384 KiB at head dim 128
+    assert not one_split(397, 256, rows=16) and not one_split(128, 2049, rows=16)
+    assert not one_split(128, 769, rows=16, head_dim=128)
+    # Not measured: 32-bit types.
     assert not gqa_one_split_pays(128, 1024, 64, 64, 4, 132)
+
+
+def test_a_short_one_split_halves_its_block_where_that_pads_fewer_keys():
+    assert gqa_short_split_block(300, 128, 64) == 64  # 5 blocks of 64 keys, not 3 of 128
+    assert gqa_short_split_block(320, 128, 64) == 64  # the last 128-key block half full
+    assert gqa_short_split_block(200, 128, 64) == 128  # 256 keys either way: fewer blocks
+    assert gqa_short_split_block(256, 128, 64) == 128
+    assert gqa_short_split_block(600, 128, 64) == 128  # past 4 blocks
+    assert gqa_short_split_block(300, 64, 64) == 64  # 32-key blocks: not measured
+    assert gqa_short_split_block(300, 128, 32) == 128  # 32 rows: one of two faster
 
 
 def test_the_planner_takes_one_split_at_several_kv_heads():
@@ -204,3 +220,21 @@ def test_the_planner_takes_one_split_at_several_kv_heads():
     assert balanced.schedule == "balanced"  # the caller's
     # One kv head (llama3-70b-tp8) keeps its cap.
     assert plan(128, 1024, 8).num_splits > 1
+
+
+def test_the_planner_takes_one_split_at_16_rows():
+    gpt_oss = {"heads": 64, "kv_heads": 8, "head_dim": 64}  # 8 rows a kv head at qlen 1
+    assert plan(16, 1024, 1, **gpt_oss).num_splits == 1  # the fill rule alone: 4
+    assert plan(8, 1024, 1, **gpt_oss).num_splits > 1  # 64 programs
+    llama3_8b = {"heads": 32, "kv_heads": 8}  # head dim 128, 16 rows a kv head at qlen 4
+    one = plan(24, 768, 4, **llama3_8b)
+    assert (one.block_h, one.num_splits, one.block_n, one.split_num_stages) == (16, 1, 64, 3)
+    assert plan(16, 1024, 4, **llama3_8b).num_splits > 1  # 512 KiB a program
+
+
+def test_a_short_one_split_takes_half_blocks_where_they_pad_fewer_keys():
+    gpt_oss = {"heads": 64, "kv_heads": 8, "head_dim": 64}  # 64 rows a kv head at qlen 8
+    assert plan(18, 300, 8, **gpt_oss).block_n == 64
+    assert plan(16, 256, 8, **gpt_oss).block_n == 128
+    ragged = plan(18, 2048, 8, lengths=[300, 100] * 9, **gpt_oss)  # the longest request's
+    assert (ragged.num_splits, ragged.block_n) == (1, 64)

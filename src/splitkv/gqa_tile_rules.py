@@ -320,7 +320,12 @@ def gqa_partials_split_cap(keys: int, page_keys: int, group_rows: int, itemsize:
 # gpt-oss at qlen 4 12 x 2,048, 512 KiB, 25.0 -> 26.6 us; llama3-8b at qlen 8 16 x 1,024, 512
 # KiB, 27.8 -> 29.4; qwen-64-8 at qlen 8 12 x 2,048, 1 MiB, 37.1 -> 37.9; 48 x 2,048, 1 MiB
 # at 1.45 waves, 10% slower; docs/perf.md session 43).
-GQA_ONE_SPLIT_TILES = {(32, 64): (0.7, 2, 384 << 10), (32, 128): (0.7, 2, 384 << 10),
+# 16 rows (session 44): 0.7 of the SMs, a wave of the long-split tile's 3, 512 KiB at head dim
+# 64 and 384 at 128 (gpt-oss at qlen 1 8 x 1,024, 64 programs, 9.0 -> 11.0 us; llama3-8b at
+# qlen 1 12 x 2,048, 1 MiB, 31.8 -> 40.9; at head dim 128 and 512 KiB level on average over 8
+# batches, -4.0 to +5.2%: qwen-64-8 at qlen 1 18 x 1,024 27.1 -> 28.5).
+GQA_ONE_SPLIT_TILES = {(16, 64): (0.7, 3, 512 << 10), (16, 128): (0.7, 3, 384 << 10),
+                       (32, 64): (0.7, 2, 384 << 10), (32, 128): (0.7, 2, 384 << 10),
                        (64, 64): (0.6, 4, 512 << 10), (64, 128): (0.6, 3, 512 << 10)}  # fmt: skip
 
 
@@ -328,12 +333,13 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
                        compute_units: int) -> bool:  # fmt: skip
     """Whether a uniform GQA launch of several kv heads runs fastest on one split: its
     `programs` (requests x kv heads x head blocks) give at least 0.6 of the SMs
-    (`compute_units`) a program (0.7 at 32 rows) and at most 3 or 4 (GQA_ONE_SPLIT_TILES),
-    and each streams at most 512 KiB (64 rows) or 384 KiB (32 rows) of K and V (`keys`, the
-    longest request's, of `head_dim` in `itemsize` bytes). Such programs are short: a
+    (`compute_units`) a program (0.7 at 16 and 32 rows) and at most 2-4 (GQA_ONE_SPLIT_TILES),
+    and each streams at most 512 KiB (64 rows; 16 at head dim 64) or 384 KiB (32 rows; 16 at
+    head dim 128) of K and V (`keys`, the longest request's, of `head_dim` in `itemsize`
+    bytes). Such programs are short: a
     second split halves them but adds the merge's launch and its wait for the partials, which
     one split writes as the output itself. Within a wave of the long-split tile the one split
-    takes it however short (`gqa_tile_for`'s `short_splits`): two 32 KB blocks in flight a
+    takes it however short (`gqa_tile_for`'s `short_split_keys`): two 32 KB blocks in flight a
     program, where the wide tile's deep build has two of 16 KB.
 
     H200 (docs/perf.md session 43, the default before against one split, 2 rounds). 64 rows on
@@ -355,7 +361,20 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     8 12 x 500-2,000 3.9% slower; held out (call 8, v0.2.50 against v0.2.49), 12 of 13 faster,
     by 0.9-34.1% (gpt-oss at qlen 8 40 x 100-800 34.4 -> 23.6, at qlen 4 32 x 100-700 22.6 ->
     14.9; qwen-64-8 at qlen 8 49 x 512, 1.5 waves, 56.3 -> 46.9), gpt-oss at qlen 8 20 x
-    50-2,000 1.5% slower."""
+    50-2,000 1.5% slower.
+
+    16 rows (session 44, the fill rule's 2-8 splits or the balanced schedule against one
+    split on the long-split tile). Call 1: 128-256 programs at up to 512 KiB 1.3-35% faster
+    in 12 of 12 (gpt-oss at qlen 1 32 x 256 10.1 -> 6.6 us, 16 x 512 10.2 -> 7.3, 24 x 768
+    15.7 -> 12.2; llama3-8b at qlen 1 24 x 512 20.6 -> 15.9, at qlen 4 24 x 768 30.3 -> 24.3;
+    qwen-64-8 at qlen 1 24 x 512 21.2 -> 16.2). Held out (call 2): at head dim 64 10 of 11
+    faster, by 4.4-35.5% (gpt-oss at qlen 1 28 x 640 16.9 -> 10.9, 48 x 256 12.5 -> 8.2, 13 x
+    1,024 12.9 -> 11.2; ragged, from the balanced schedule, at qlen 2 30 x 50-800 19.7 ->
+    13.0, at qlen 1 24 x 100-1,500 21.7 -> 20.2), 18 x 900 1.4% slower; at head dim 128 and
+    up to 450 KiB 7 of 7 faster, by 1.3-31% (llama3-8b at qlen 1 28 x 400 20.0 -> 13.8, at
+    qlen 4 13 x 900 22.3 -> 20.4; qwen-64-8 at qlen 2 22 x 600 23.1 -> 20.0), at 500-512 KiB
+    level (8 batches, -4.0 to +5.2%; ragged llama3-8b at qlen 1 20 x 100-1,000 22.2 -> 23.6):
+    hence 384 KiB there."""
     tile = _residency(GQA_ONE_SPLIT_TILES, block_h, head_dim, itemsize)
     if tile is None:
         return False
@@ -364,20 +383,39 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     return fits and keys * 2 * head_dim * itemsize <= most_bytes
 
 
+def gqa_short_split_block(keys: int, block_n: int, block_h: int) -> int:
+    """The long-split tile's key block for a one split of `keys` (`gqa_one_split_pays`) at
+    `block_h` rows: at 64 rows, half its `block_n` (of 128 keys or more) where the split holds
+    at most 4 blocks and the half blocks pad fewer keys (the last block at most half full),
+    else `block_n`. H200 (docs/perf.md session 44, gpt-oss at qlen 8), 128-key blocks against
+    64: 18 x 300 9.6 -> 9.2 us, 20 x 320 9.8 -> 9.3, 30 x 300 10.1 -> 9.5, held out 14 x 300
+    7.2 -> 6.9; 64-key blocks slower where the last 128-key block is more than half full or
+    full (16 x 200 6.0 -> 6.1, 24 x 256 7.8 -> 8.3, 26 x 330 9.9 -> 10.5). At 32 rows (gpt-oss
+    at qlen 4) one of two faster: 24 x 140 7.7 -> 7.4, 20 x 300 9.5 -> 10.0."""
+    half = block_n // 2
+    blocks = -(-keys // block_n)
+    pads_less = -(-keys // half) * half < blocks * block_n
+    return half if block_h >= 64 and block_n >= 128 and blocks <= 4 and pads_less else block_n
+
+
 def gqa_tile_for(balanced: bool, block_h: int, head_dim: int, itemsize: int, num_splits: int,
                  keys: int, programs_a_split: int, compute_units: int, may_halve: bool,
-                 short_splits: bool = False,
+                 short_split_keys: int | None = None,
                  ) -> tuple[tuple[int, int, bool] | None, int, int | None]:  # fmt: skip
     """The GQA tile a plan takes where the caller left its block shape to the planner on a
     measured device: (tile, num_splits, resident). Balanced programs take
     `gqa_balanced_tile` (resident: `gqa_balanced_residency`, for their grid); uniform splits
     take `gqa_long_split_tile` where `gqa_long_split_count` gives them a split count, which
-    replaces `num_splits`, splits of any length where `short_splits` (the one split of
-    `gqa_one_split_pays`); else the tile is None (the uniform tile's own rules apply)."""
+    replaces `num_splits`, splits of any length where `short_split_keys` is given (the one
+    split of `gqa_one_split_pays`, its longest request's keys: `gqa_short_split_block` sizes
+    its blocks); else the tile is None (the uniform tile's own rules apply)."""
     if balanced:
         tile = gqa_balanced_tile(block_h, head_dim, itemsize)
         return tile, num_splits, gqa_balanced_residency(block_h, head_dim, itemsize)
     tile = gqa_long_split_tile(head_dim, itemsize)
+    short_splits = short_split_keys is not None
+    if short_splits:
+        tile = (gqa_short_split_block(short_split_keys, tile[0], block_h), *tile[1:])
     min_blocks = 1 if short_splits else GQA_UNIFORM_MIN_BLOCKS
     splits = gqa_long_split_count(num_splits, keys, programs_a_split,
                                   gqa_long_split_residency(block_h, head_dim, itemsize),

@@ -446,7 +446,9 @@ def plan_decode(
     # where it pays): the schedule model weighs the uniform split count those rules run.
     tile_free = block_n is None and num_stages is None and not interpreted
     gqa_tiled = kind == "gqa" and tile_free and spec.tunables.gqa_balanced_min_blocks > 0
-    short_splits = False  # the one split below: the long-split tile however short, uniform
+    # The one split below (its longest request's keys): the long-split tile however short,
+    # uniform.
+    short_split_keys = None
     keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
     if num_splits is None:
         if kind == "mla":
@@ -467,12 +469,12 @@ def plan_decode(
             # SMs within a wave and its programs are short (the longest request's, where
             # every length is given: the table's width is often wider). Ragged lengths too,
             # on uniform splits (below): each request's program streams it alone, no merge.
-            longest = max(lengths) if len(lengths) == batch_size else keys
-            short_splits = gqa_tiled and num_kv_heads > 1 and gqa_one_split_pays(
-                batch_size * num_kv_heads * num_head_blocks, min(keys, longest), block_h,
-                head_dim_v, dtype.itemsize, spec.compute_units,
-            )  # fmt: skip
-            num_splits = 1 if short_splits else num_splits
+            longest = min(keys, max(lengths) if len(lengths) == batch_size else keys)
+            if gqa_tiled and num_kv_heads > 1 and gqa_one_split_pays(
+                batch_size * num_kv_heads * num_head_blocks, longest, block_h, head_dim_v,
+                dtype.itemsize, spec.compute_units,
+            ):  # fmt: skip
+                num_splits, short_split_keys = 1, longest
     check_int("num_splits", num_splits, 1, MAX_SPLITS)
     if grid_order is None:
         grid_order = grid_order_for(num_splits, spec)
@@ -536,7 +538,7 @@ def plan_decode(
                                      spec.tunables.gqa_balanced_min_blocks)  # fmt: skip
     if schedule == "auto":
         schedule = "uniform"
-        if lengths and not short_splits:
+        if lengths and short_split_keys is None:
             # The model counts 64-key blocks: the unit cancels between the two schedules.
             narrow = block_h in ws.NARROW_BLOCK_H
             gluon_splits = None
@@ -603,7 +605,7 @@ def plan_decode(
         gqa_tile, num_splits, _ = gqa_tile_for(
             balanced, block_h, head_dim_v, dtype.itemsize, num_splits, keys,
             batch_size * num_kv_heads * num_head_blocks, spec.compute_units,
-            may_halve=default_splits, short_splits=short_splits,
+            may_halve=default_splits, short_split_keys=short_split_keys,
         )  # fmt: skip
         if num_splits != splits_before and default_order:
             grid_order = grid_order_for(num_splits, spec)
