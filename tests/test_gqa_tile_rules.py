@@ -218,8 +218,9 @@ def test_the_planner_takes_one_split_at_several_kv_heads():
     assert long.num_splits > 1 or long.schedule == "balanced"
     balanced = plan(32, 2048, 8, lengths=[1024, 100] * 16, schedule="balanced", **qwen_64_8)
     assert balanced.schedule == "balanced"  # the caller's
-    # One kv head (llama3-70b-tp8) keeps its cap.
-    assert plan(128, 1024, 8).num_splits > 1
+    # One kv head (llama3-70b-tp8): one split within the same bounds, else its cap.
+    assert plan(128, 1024, 8).num_splits == 1
+    assert plan(64, 1024, 8).num_splits > 1  # 64 programs
 
 
 def test_the_planner_takes_one_split_at_16_rows():

@@ -310,7 +310,7 @@ def gqa_partials_split_cap(keys: int, page_keys: int, group_rows: int, itemsize:
     return max(cap, prev_pow2(max(1, compute_units // batch)))
 
 
-# One uniform split at several kv heads, by (rows, head dim): the fewest programs, as a share
+# One uniform split, by (rows, head dim): the fewest programs, as a share
 # of the SMs (one split lost below it: gpt-oss at qlen 8 8 x 1,024, 64 programs, 12.0 -> 13.7
 # us; at qlen 4 10 x 1,024, 80 programs, 12.4 -> 13.7); the most programs an SM: a wave of the
 # build the one split runs (64 rows at head dim 64: the deep 64-key build, 4; 32 rows: the
@@ -331,7 +331,7 @@ GQA_ONE_SPLIT_TILES = {(16, 64): (0.7, 3, 512 << 10), (16, 128): (0.7, 3, 384 <<
 
 def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, itemsize: int,
                        compute_units: int) -> bool:  # fmt: skip
-    """Whether a uniform GQA launch of several kv heads runs fastest on one split: its
+    """Whether a uniform GQA launch runs fastest on one split (any number of kv heads): its
     `programs` (requests x kv heads x head blocks) give at least 0.6 of the SMs
     (`compute_units`) a program (0.7 at 16 and 32 rows) and at most 2-4 (GQA_ONE_SPLIT_TILES),
     and each streams at most 512 KiB (64 rows; 16 at head dim 64) or 384 KiB (32 rows; 16 at
@@ -374,7 +374,14 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     up to 450 KiB 7 of 7 faster, by 1.3-31% (llama3-8b at qlen 1 28 x 400 20.0 -> 13.8, at
     qlen 4 13 x 900 22.3 -> 20.4; qwen-64-8 at qlen 2 22 x 600 23.1 -> 20.0), at 500-512 KiB
     level (8 batches, -4.0 to +5.2%; ragged llama3-8b at qlen 1 20 x 100-1,000 22.2 -> 23.6):
-    hence 384 KiB there."""
+    hence 384 KiB there.
+
+    One kv head (llama3-70b-tp8, session 44 call 4, 96-200 requests, where the default was
+    the fill rule's 2-4 splits under the partials cap): within the same bounds 9 of 9 faster
+    or level, by 0-35.7% (qlen 1 200 x 300 14.2 -> 10.6 us, 128 x 768 19.9 -> 16.9, 96 x 512
+    level; qlen 2 160 x 700 26.0 -> 21.4; qlen 4 200 x 384 23.5 -> 15.1; qlen 8 96 x 1,024
+    24.2 -> 21.9); outside them, qlen 1 100 x 100-1,500 (750 KiB, ragged) 31.5% slower and 80
+    x 512 (0.6 of the SMs) 3.8%."""
     tile = _residency(GQA_ONE_SPLIT_TILES, block_h, head_dim, itemsize)
     if tile is None:
         return False

@@ -465,12 +465,12 @@ def plan_decode(
                     keys, spec.tunables.mha_split_page_size, group_rows, dtype.itemsize,
                     partial_dtype.itemsize, batch_size, spec.compute_units,
                 ))  # fmt: skip
-            # Several kv heads, on the measured tiles: one split where its launch fills the
-            # SMs within a wave and its programs are short (the longest request's, where
-            # every length is given: the table's width is often wider). Ragged lengths too,
-            # on uniform splits (below): each request's program streams it alone, no merge.
+            # On the measured tiles, any kv heads: one split where its launch fills the SMs
+            # within a wave and its programs are short (the longest request's, where every
+            # length is given: the table's width is often wider). Ragged lengths too, on
+            # uniform splits (below): each request's program streams it alone, no merge.
             longest = min(keys, max(lengths) if len(lengths) == batch_size else keys)
-            if gqa_tiled and num_kv_heads > 1 and gqa_one_split_pays(
+            if gqa_tiled and gqa_one_split_pays(
                 batch_size * num_kv_heads * num_head_blocks, longest, block_h, head_dim_v,
                 dtype.itemsize, spec.compute_units,
             ):  # fmt: skip
