@@ -365,7 +365,7 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
 
     16 rows (session 44, the fill rule's 2-8 splits or the balanced schedule against one
     split on the long-split tile). Call 1: 128-256 programs at up to 512 KiB 1.3-35% faster
-    in 12 of 12 (gpt-oss at qlen 1 32 x 256 10.1 -> 6.6 us, 16 x 512 10.2 -> 7.3, 24 x 768
+    in 13 of 13 (gpt-oss at qlen 1 32 x 256 10.1 -> 6.6 us, 16 x 512 10.2 -> 7.3, 24 x 768
     15.7 -> 12.2; llama3-8b at qlen 1 24 x 512 20.6 -> 15.9, at qlen 4 24 x 768 30.3 -> 24.3;
     qwen-64-8 at qlen 1 24 x 512 21.2 -> 16.2). Held out (call 2): at head dim 64 10 of 11
     faster, by 4.4-35.5% (gpt-oss at qlen 1 28 x 640 16.9 -> 10.9, 48 x 256 12.5 -> 8.2, 13 x
@@ -381,7 +381,11 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     or level, by 0-35.7% (qlen 1 200 x 300 14.2 -> 10.6 us, 128 x 768 19.9 -> 16.9, 96 x 512
     level; qlen 2 160 x 700 26.0 -> 21.4; qlen 4 200 x 384 23.5 -> 15.1; qlen 8 96 x 1,024
     24.2 -> 21.9); outside them, qlen 1 100 x 100-1,500 (750 KiB, ragged) 31.5% slower and 80
-    x 512 (0.6 of the SMs) 3.8%."""
+    x 512 (0.6 of the SMs) 3.8%. Held out (call 5), 11 of 12 changed plans faster, by
+    3.5-31.1% (qlen 1 300 x 256 16.7 -> 11.5; ragged qlen 2 140 x 100-600 20.9 -> 14.8, qlen
+    8 100 x 100-1,000 27.2 -> 19.6), qlen 1 96 x 768 5.6% slower (96 programs are the edge at
+    every kv-head count). Over 160 seeded random batches of the four models (call 6) the
+    session's rules changed 27 plans of v0.2.50, 26 faster by 2.3-52.1%, one level."""
     tile = _residency(GQA_ONE_SPLIT_TILES, block_h, head_dim, itemsize)
     if tile is None:
         return False
