@@ -25,14 +25,15 @@ def gqa_decode_corrupt(gqa, plan, pages: dict, lengths: dict) -> None:
 
 
 def gqa_default_then_corrupt(lengths: list, heads: tuple, page_size: int, dev: str,
-                             expect: dict, pages: dict, corrupt_lengths: dict) -> None:  # fmt: skip
+                             expect: dict, pages: dict, corrupt_lengths: dict,
+                             qlen: int = 1) -> None:  # fmt: skip
     """A GQA batch (`heads`: q heads, kv heads, head dim) on the planner's default for its
     lengths, whose plan has the fields `expect` names and prefetches page ids: checked against
     the reference, then decoded with corrupt page ids and lengths (`gqa_decode_corrupt`)."""
     q_heads, kv_heads, dim = heads
-    gqa = random_gqa_case(lengths, q_heads, kv_heads, dim, page_size=page_size,
+    gqa = random_gqa_case(lengths, q_heads, kv_heads, dim, qlen=qlen, page_size=page_size,
                           dtype=torch.bfloat16, device=dev)  # fmt: skip
-    plan = splitkv.plan_decode(len(lengths), max(lengths), q_heads, kind="gqa",
+    plan = splitkv.plan_decode(len(lengths), max(lengths), q_heads, qlen=qlen, kind="gqa",
                                num_kv_heads=kv_heads, head_dim=dim, page_size=page_size,
                                device=dev, seq_lens=lengths)  # fmt: skip
     assert plan.page_prefetch and all(getattr(plan, k) == v for k, v in expect.items()), plan
@@ -52,6 +53,21 @@ def shared_prefix_then_corrupt(decode, reference, case, groups: list, **kwargs) 
     lens[0] = 1 << 30
     lens[3] = -7
     decode(*inputs, lens, groups, **kwargs)
+
+
+def default_one_splits(dev: str) -> None:
+    """The default one split of short requests (`gqa_one_split_pays`) on the long-split tile,
+    each program writing its request's rows: 16 rows at 8 kv heads, 16 rows at one kv head,
+    and 64 rows on half blocks (docs/perf.md session 44); checked, then with corrupt page ids
+    and lengths."""
+    one = {"schedule": "uniform", "num_splits": 1, "whole_pieces": True}
+    corrupt = ({(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 5: -2})
+    gqa_default_then_corrupt([1, 63, 600, 513, 5, 2048, 0, 17] * 2, (64, 8, 64), 16, dev,
+                             {**one, "block_n": 128}, *corrupt)  # fmt: skip
+    gqa_default_then_corrupt([1, 63, 600, 513, 5, 700, 0, 17, 300, 64] * 10, (8, 1, 128), 16,
+                             dev, {**one, "block_n": 64}, *corrupt, qlen=2)  # fmt: skip
+    gqa_default_then_corrupt([8, 63, 300, 257, 9, 129, 0, 17, 200] * 2, (64, 8, 64), 16, dev,
+                             {**one, "block_n": 64}, *corrupt, qlen=8)  # fmt: skip
 
 
 def wide_uniform_tiles(dev: str) -> None:
@@ -287,6 +303,7 @@ def main() -> None:
     gqa_default_then_corrupt([8192] * 4, (32, 8, 128), 1, dev, {**long_split, "num_splits": 8},
                              {(1, 5): 1 << 30, (3, -1): -5}, {2: 1 << 30})  # fmt: skip
     wide_uniform_tiles(dev)
+    default_one_splits(dev)
     states = torch.randn(5, 7, 12, 512, device=dev, dtype=torch.bfloat16)
     state_lses = torch.randn(5, 7, 12, device=dev)
     state_lses[2] = float("-inf")

@@ -180,3 +180,48 @@ def test_uniform_long_splits_take_the_long_split_tile(lengths, q_heads, kv_heads
     torch.cuda.synchronize()
     ref = splitkv.reference.gqa_decode(q, k, v, table, lens, sinks=case.sinks)
     check_against_reference(out, lse, *ref)
+
+
+ONE_SPLIT_CASES = [
+    # (q heads, kv heads, head dim, qlen, lengths, block_n): batches whose default is one split
+    # (`gqa_one_split_pays`) on the long-split tile, ragged, with empty and one-key requests.
+    (64, 8, 64, 1, [0, 1, 15, 16, 17, 300, 2048, 1000, 700, 5, 128, 129, 1500, 2047, 64, 900],
+     128),  # gpt-oss: 16 rows, 128 programs
+    (32, 8, 128, 1, [0, 1, 768, 767, 63, 65, 300, 500, 16, 17, 700, 2, 3, 400, 600, 768, 1, 0,
+                     250, 129, 128, 127, 766, 20], 64),  # llama3-8b: 16 rows at head dim 128
+    (8, 1, 128, 2, [(i * 37) % 701 for i in range(99)] + [700], 64),  # one kv head, 100 programs
+    (64, 8, 64, 8, [0, 8, 300, 299, 257, 256, 255, 129, 128, 127, 64, 65, 9, 10, 200, 8, 11,
+                    290], 64),  # 64 rows, 300 keys at most: half blocks
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("q_heads,kv_heads,dim,qlen,lengths,block_n", ONE_SPLIT_CASES)
+def test_default_one_split_over_short_requests(q_heads, kv_heads, dim, qlen, lengths, block_n):
+    # Short requests filling the SMs within a wave take one uniform split by default, each
+    # request's program writing its rows (16 rows and one kv head since v0.2.51-v0.2.52;
+    # docs/perf.md session 44); then replayed from a CUDA graph with new lengths (1-4 keys
+    # shorter: a request's pages past its own hold NaN here).
+    case = random_gqa_case(lengths, q_heads, kv_heads, dim, qlen=qlen, page_size=16,
+                           dtype=torch.bfloat16, device="cuda", sinks=True)  # fmt: skip
+    plan = splitkv.plan_decode(len(lengths), max(lengths), q_heads, qlen=qlen, kind="gqa",
+                               num_kv_heads=kv_heads, head_dim=dim, page_size=16,
+                               dtype=torch.bfloat16, device="cuda", seq_lens=lengths)  # fmt: skip
+    assert (plan.schedule, plan.num_splits, plan.block_n, plan.split_num_stages) == (
+        "uniform", 1, block_n, 3)  # fmt: skip
+    assert plan.page_prefetch and plan.whole_pieces
+    check(case, plan=plan, sinks=case.sinks, logit_cap=30.0)
+    q, k, v, table, lens = (t.clone() for t in case.args)
+    out = torch.full((len(lengths), qlen, q_heads, dim), float("nan"), dtype=torch.bfloat16,
+                     device="cuda")  # fmt: skip
+
+    def step():
+        splitkv.gqa_decode(q, k, v, table, lens, plan=plan, sinks=case.sinks, out=out)
+
+    graph = capture_cuda_graph(step)
+    replayed = [n - 1 - i % 4 if n - 1 - i % 4 >= qlen else n for i, n in enumerate(lengths)]
+    lens.copy_(torch.tensor(replayed, dtype=lens.dtype, device="cuda"))
+    out.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    ref_out, _ = splitkv.reference.gqa_decode(q, k, v, table, lens, sinks=case.sinks)
+    check_against_reference(out, None, ref_out, None)
