@@ -310,8 +310,8 @@ def gqa_partials_split_cap(keys: int, page_keys: int, group_rows: int, itemsize:
     return max(cap, prev_pow2(max(1, compute_units // batch)))
 
 
-# One uniform split, by (rows, head dim): the fewest programs, as a share
-# of the SMs (one split lost below it: gpt-oss at qlen 8 8 x 1,024, 64 programs, 12.0 -> 13.7
+# One uniform split, by (rows, head dim), at any number of kv heads: the fewest programs, as a
+# share of the SMs (one split lost below it: gpt-oss at qlen 8 8 x 1,024, 64 programs, 12.0 -> 13.7
 # us; at qlen 4 10 x 1,024, 80 programs, 12.4 -> 13.7); the most programs an SM: a wave of the
 # build the one split runs (64 rows at head dim 64: the deep 64-key build, 4; 32 rows: the
 # long-split tile, 2), at 64 rows and head dim 128 one and a half waves of its builds' 2 (one
@@ -336,11 +336,11 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     (`compute_units`) a program (0.7 at 16 and 32 rows) and at most 2-4 (GQA_ONE_SPLIT_TILES),
     and each streams at most 512 KiB (64 rows; 16 at head dim 64) or 384 KiB (32 rows; 16 at
     head dim 128) of K and V (`keys`, the longest request's, of `head_dim` in `itemsize`
-    bytes). Such programs are short: a
-    second split halves them but adds the merge's launch and its wait for the partials, which
-    one split writes as the output itself. Within a wave of the long-split tile the one split
-    takes it however short (`gqa_tile_for`'s `short_split_keys`): two 32 KB blocks in flight a
-    program, where the wide tile's deep build has two of 16 KB.
+    bytes). Such programs are short: a second split halves them but adds the merge's launch
+    and its wait for the partials, which one split writes as the output itself. Within a wave
+    of the long-split tile the one split takes it however short (`gqa_tile_for`'s
+    `short_split_keys`): two 32 KB blocks in flight a program, where the wide tile's deep
+    build has two of 16 KB.
 
     H200 (docs/perf.md session 43, the default before against one split, 2 rounds). 64 rows on
     the deep build (v0.2.48): of 38 changed plans timed, all faster, by 0.4-40%: gpt-oss at qlen
