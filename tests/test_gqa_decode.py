@@ -137,18 +137,26 @@ def test_one_split_writes_the_output_itself(dtype, device):
         splitkv.plan_decode(4, 152, 8, whole_pieces=True, **{**shape, "num_splits": 3})
 
 
-def test_one_split_on_the_long_split_tile_over_short_ragged_requests(dtype, device):
+@pytest.mark.parametrize(
+    "q_heads,qlen,block_n,block_h",
+    [(8, 8, 128, 32), (16, 8, 64, 64), (8, 2, 128, 16)],  # 64 rows: the half blocks; 16 rows
+)
+def test_one_split_on_the_long_split_tile_over_short_ragged_requests(
+    q_heads, qlen, block_n, block_h, dtype, device
+):
     # The one split `gqa_one_split_pays` picks takes the long-split tile however short the
-    # requests (H200: 128-key blocks at head dim 64, 3 stages, page ids a block ahead): 32 rows
-    # a kv head over requests shorter than a block, one of exactly one, one of just its 8
-    # queries, and an empty one.
-    case = random_gqa_case([40, 128, 0, 300, 8], 8, 2, 64, qlen=8, page_size=16, dtype=dtype,
-                           device=device)  # fmt: skip
-    sinks = torch.randn(8, device=device)
-    plan = splitkv.plan_decode(5, 304, 8, qlen=8, page_size=16, dtype=dtype, device=device,
-                               kind="gqa", num_kv_heads=2, head_dim=64, num_splits=1,
-                               block_n=128, num_stages=3, page_prefetch=True)  # fmt: skip
-    assert plan.whole_pieces and plan.block_h == 32
+    # requests (H200: 128-key blocks at head dim 64, 3 stages, page ids a block ahead; 64 at
+    # 64 rows where they pad fewer keys): a kv head's rows over requests shorter than a block,
+    # one of exactly one, one of just its queries, and an empty one.
+    case = random_gqa_case([40, 128, 0, 300, qlen], q_heads, 2, 64, qlen=qlen, page_size=16,
+                           dtype=dtype, device=device)  # fmt: skip
+    sinks = torch.randn(q_heads, device=device)
+    plan = splitkv.plan_decode(5, 304, q_heads, qlen=qlen, page_size=16, dtype=dtype,
+                               device=device, kind="gqa", num_kv_heads=2, head_dim=64,
+                               num_splits=1, block_n=block_n, num_stages=3,
+                               page_prefetch=True)  # fmt: skip
+    tallest = splitkv.DeviceSpec.from_torch(torch.device(device)).tunables.block_m  # CPU: 32
+    assert plan.whole_pieces and plan.block_h == min(block_h, tallest)
     run_and_check(case, plan=plan, sinks=sinks)
 
 
