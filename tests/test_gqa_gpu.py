@@ -165,16 +165,21 @@ def test_uniform_long_splits_take_the_long_split_tile(lengths, q_heads, kv_heads
         "uniform", block_n, 3, True)  # fmt: skip
     plan.workspace.partial_o.fill_(float("nan"))
     check(case, plan=plan, sinks=case.sinks, logit_cap=30.0)
+    check_graph_replay(case, plan, [(n * 3) // 4 + 3 - i for i, n in enumerate(lengths)])
+
+
+def check_graph_replay(case, plan, new_lengths: list[int]) -> None:
+    """`case` decoded on `plan` (with its sinks) under a CUDA graph captured once, replayed
+    with the requests at `new_lengths`, out and lse checked against the reference."""
     q, k, v, table, lens = (t.clone() for t in case.args)
-    out = torch.empty(len(lengths), qlen, q_heads, dim, dtype=torch.bfloat16, device="cuda")
-    lse = torch.empty(len(lengths), qlen, q_heads, device="cuda")
+    out = torch.empty_like(q)
+    lse = torch.empty(q.shape[:-1], device=q.device)
 
     def step():
         splitkv.gqa_decode(q, k, v, table, lens, plan=plan, sinks=case.sinks, out=out, lse=lse)
 
     graph = capture_cuda_graph(step)
-    shorter = [(n * 3) // 4 + 3 - i for i, n in enumerate(lengths)]
-    lens.copy_(torch.tensor(shorter, dtype=lens.dtype, device="cuda"))
+    lens.copy_(torch.tensor(new_lengths, dtype=lens.dtype, device=lens.device))
     out.fill_(float("nan"))
     graph.replay()
     torch.cuda.synchronize()
@@ -210,18 +215,5 @@ def test_default_one_split_over_short_requests(q_heads, kv_heads, dim, qlen, len
         "uniform", 1, block_n, 3)  # fmt: skip
     assert plan.page_prefetch and plan.whole_pieces
     check(case, plan=plan, sinks=case.sinks, logit_cap=30.0)
-    q, k, v, table, lens = (t.clone() for t in case.args)
-    out = torch.full((len(lengths), qlen, q_heads, dim), float("nan"), dtype=torch.bfloat16,
-                     device="cuda")  # fmt: skip
-
-    def step():
-        splitkv.gqa_decode(q, k, v, table, lens, plan=plan, sinks=case.sinks, out=out)
-
-    graph = capture_cuda_graph(step)
-    replayed = [n - 1 - i % 4 if n - 1 - i % 4 >= qlen else n for i, n in enumerate(lengths)]
-    lens.copy_(torch.tensor(replayed, dtype=lens.dtype, device="cuda"))
-    out.fill_(float("nan"))
-    graph.replay()
-    torch.cuda.synchronize()
-    ref_out, _ = splitkv.reference.gqa_decode(q, k, v, table, lens, sinks=case.sinks)
-    check_against_reference(out, None, ref_out, None)
+    shorter = [n - 1 - i % 4 if n - 1 - i % 4 >= qlen else n for i, n in enumerate(lengths)]
+    check_graph_replay(case, plan, shorter)

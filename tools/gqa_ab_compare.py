@@ -22,8 +22,13 @@ def rows_of(path: str) -> dict:
 
 
 def plans_of(path: str) -> dict:
-    """{batch: default plan} of a `gqa_plan_ab.py --plans-only` output (other lines skipped)."""
-    lines = (line for line in Path(path).read_text().splitlines() if line.startswith("{"))
+    """{batch: default plan} of a `gqa_plan_ab.py --plans-only` output file."""
+    return plans_in(Path(path).read_text())
+
+
+def plans_in(text: str) -> dict:
+    """{batch: default plan} of `gqa_plan_ab.py --plans-only` output (other lines skipped)."""
+    lines = (line for line in text.splitlines() if line.startswith("{"))
     return {row["batch"]: row["plan planned"] for row in map(json.loads, lines)}
 
 

@@ -6,10 +6,13 @@ and 4 it left, as `tools/gqa_plan_ab.py --batch` arguments (run from the repo ro
     python benchmarks/results/h200_session44/cpu/random_batches.py
 """
 
-import json
 import random
 import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tools"))
+from gqa_ab_compare import plans_in
 
 MODELS = ["gpt-oss", "llama3-8b", "qwen-64-8", "llama3-70b-tp8"]
 KV_HEADS = {"gpt-oss": 8, "llama3-8b": 8, "qwen-64-8": 8, "llama3-70b-tp8": 1}
@@ -36,8 +39,7 @@ def random_batches(count: int, seed: int = 44) -> list[str]:
 def plans(tool: str, batches: list[str]) -> list[list]:
     done = subprocess.run([sys.executable, tool, "--plans-only", "--batch", *batches],
                           capture_output=True, text=True, check=True)  # fmt: skip
-    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    return [row["plan planned"] for row in rows]
+    return list(plans_in(done.stdout).values())
 
 
 if __name__ == "__main__":
