@@ -58,8 +58,8 @@ def shared_prefix_then_corrupt(decode, reference, case, groups: list, **kwargs) 
 def default_one_splits(dev: str) -> None:
     """The default one split of short requests (`gqa_one_split_pays`) on the long-split tile,
     each program writing its request's rows: 16 rows at 8 kv heads, 16 rows at one kv head,
-    and 64 rows on half blocks (docs/perf.md session 44); checked, then with corrupt page ids
-    and lengths."""
+    half blocks at 64 rows and in splits of 2 blocks (docs/perf.md sessions 44-45); checked,
+    then with corrupt page ids and lengths."""
     one = {"schedule": "uniform", "num_splits": 1, "whole_pieces": True}
     corrupt = ({(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 5: -2})
     gqa_default_then_corrupt([1, 63, 600, 513, 5, 2048, 0, 17] * 2, (64, 8, 64), 16, dev,
@@ -68,6 +68,11 @@ def default_one_splits(dev: str) -> None:
                              dev, {**one, "block_n": 64}, *corrupt, qlen=2)  # fmt: skip
     gqa_default_then_corrupt([8, 63, 300, 257, 9, 129, 0, 17, 200] * 2, (64, 8, 64), 16, dev,
                              {**one, "block_n": 64}, *corrupt, qlen=8)  # fmt: skip
+    # Half blocks of splits of 2 blocks at 16 rows and at head dim 128 (v0.2.53).
+    gqa_default_then_corrupt([1, 63, 190, 129, 5, 150, 0, 17] * 2, (64, 8, 64), 16, dev,
+                             {**one, "block_n": 64}, *corrupt)  # fmt: skip
+    gqa_default_then_corrupt([8, 140, 139, 33, 9, 96, 0, 17, 120] * 2, (64, 8, 128), 16, dev,
+                             {**one, "block_n": 32}, *corrupt, qlen=8)  # fmt: skip
 
 
 def wide_uniform_tiles(dev: str) -> None:

@@ -193,8 +193,15 @@ def test_a_short_one_split_halves_its_block_where_that_pads_fewer_keys():
     assert gqa_short_split_block(200, 128, 64) == 128  # 256 keys either way: fewer blocks
     assert gqa_short_split_block(256, 128, 64) == 128
     assert gqa_short_split_block(600, 128, 64) == 128  # past 4 blocks
-    assert gqa_short_split_block(300, 64, 64) == 64  # 32-key blocks: not measured
-    assert gqa_short_split_block(300, 128, 32) == 128  # 32 rows: one of two faster
+    assert gqa_short_split_block(140, 64, 64) == 32  # head dim 128: 64-key blocks halve too
+    assert gqa_short_split_block(300, 64, 64) == 64  # 5 blocks of 64 keys: past 4
+    # Below 64 rows a split of at most 2 blocks halves them (3 stages: 2 blocks in flight).
+    assert gqa_short_split_block(140, 128, 16) == 64  # 3 blocks of 64, not 2 of 128
+    assert gqa_short_split_block(70, 64, 32) == 32  # head dim 128
+    assert gqa_short_split_block(50, 128, 16) == 64  # one block: the half pads fewer keys
+    assert gqa_short_split_block(200, 128, 16) == 128  # 256 keys either way
+    assert gqa_short_split_block(300, 128, 32) == 128  # 3 blocks: slower on 5 half blocks
+    assert gqa_short_split_block(20, 32, 16) == 32  # 16-key blocks: not measured
 
 
 def test_the_planner_takes_one_split_at_several_kv_heads():

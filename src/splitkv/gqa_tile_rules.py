@@ -394,19 +394,33 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     return fits and keys * 2 * head_dim * itemsize <= most_bytes
 
 
+GQA_SHORT_SPLIT_FEW_BLOCKS = 2  # long-split blocks a short one split halves at any height
+GQA_SHORT_SPLIT_TALL_BLOCKS = 4  # ... and at 64 rows
+
+
 def gqa_short_split_block(keys: int, block_n: int, block_h: int) -> int:
     """The long-split tile's key block for a one split of `keys` (`gqa_one_split_pays`) at
-    `block_h` rows: at 64 rows, half its `block_n` (of 128 keys or more) where the split holds
-    at most 4 blocks and the half blocks pad fewer keys (the last block at most half full),
-    else `block_n`. H200 (docs/perf.md session 44, gpt-oss at qlen 8), 128-key blocks against
-    64: 18 x 300 9.6 -> 9.2 us, 20 x 320 9.8 -> 9.3, 30 x 300 10.1 -> 9.5, held out 14 x 300
-    7.2 -> 6.9; 64-key blocks slower where the last 128-key block is more than half full or
-    full (16 x 200 6.0 -> 6.1, 24 x 256 7.8 -> 8.3, 26 x 330 9.9 -> 10.5). At 32 rows (gpt-oss
-    at qlen 4) one of two faster: 24 x 140 7.7 -> 7.4, 20 x 300 9.5 -> 10.0."""
+    `block_h` rows: half its `block_n` where the half blocks pad fewer keys (the last block
+    at most half full) and the split holds at most 2 blocks (at 64 rows 4), else `block_n`.
+    Three stages hold two blocks in flight beside the one the dots use: a split of 2 blocks
+    leaves the pipeline idle, one of 3-4 half blocks keeps it busy.
+
+    H200 (docs/perf.md sessions 44-45), the long-split block against its half. 64 rows at
+    head dim 64 (gpt-oss at qlen 8), 128 -> 64 keys: 18 x 300 9.6 -> 9.2 us, 20 x 320 9.8 ->
+    9.3, 30 x 300 10.1 -> 9.5, held out 14 x 300 7.2 -> 6.9; slower where the last 128-key
+    block is more than half full (24 x 256 7.8 -> 8.3, 26 x 330 9.9 -> 10.5). At head dim 128
+    (qwen-64-8 at qlen 8), 64 -> 32 keys: 16 x 140 7.6 -> 6.5. Splits of 2 blocks at 16 rows
+    (session 45 call 1): gpt-oss at qlen 1 16 x 140 5.2 -> 5.0, 20 x 180 6.2 -> 5.8, at qlen 2
+    40 x 135 7.7 -> 7.0; qwen-64-8 at qlen 2 16 x 70 5.1 -> 4.7; 32 rows, qwen-64-8 at qlen 4
+    20 x 75 7.7 -> 7.2 and gpt-oss at qlen 4 level (16 x 140 +1.7%, 30 x 150 -2.6%). Splits
+    of 3-4 blocks below 64 rows ran slower on half blocks however empty their last block
+    (gpt-oss at qlen 1 14 x 400 +6.8%, at qlen 4 20 x 400 +12.5%; llama3-8b at qlen 1 24 x
+    200 +5.5%)."""
     half = block_n // 2
     blocks = -(-keys // block_n)
     pads_less = -(-keys // half) * half < blocks * block_n
-    return half if block_h >= 64 and block_n >= 128 and blocks <= 4 and pads_less else block_n
+    most = GQA_SHORT_SPLIT_TALL_BLOCKS if block_h >= 64 else GQA_SHORT_SPLIT_FEW_BLOCKS
+    return half if half >= 2 * MIN_DOT and blocks <= most and pads_less else block_n
 
 
 def gqa_tile_for(balanced: bool, block_h: int, head_dim: int, itemsize: int, num_splits: int,
