@@ -201,6 +201,7 @@ ONE_SPLIT_CASES = [
      64),  # 16 rows, 2 blocks at most: half blocks (v0.2.53)
     (64, 8, 128, 8, [8, 140, 139, 33, 32, 31, 64, 65, 9, 96, 97, 128, 129, 10, 120, 100],
      32),  # 64 rows at head dim 128: 32-key half blocks
+    (64, 8, 64, 1, [0, 1, 1024, 1023, 513, 129, 64, 900, 17, 700], 128),  # thin: 80 programs
 ]  # fmt: skip
 
 

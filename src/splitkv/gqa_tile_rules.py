@@ -324,23 +324,32 @@ def gqa_partials_split_cap(keys: int, page_keys: int, group_rows: int, itemsize:
 # 64 and 384 at 128 (gpt-oss at qlen 1 8 x 1,024, 64 programs, 9.0 -> 11.0 us; llama3-8b at
 # qlen 1 12 x 2,048, 1 MiB, 31.8 -> 40.9; at head dim 128 and 512 KiB level on average over 8
 # batches, -4.0 to +5.2%: qwen-64-8 at qlen 1 18 x 1,024 27.1 -> 28.5).
-GQA_ONE_SPLIT_TILES = {(16, 64): (0.7, 3, 512 << 10), (16, 128): (0.7, 3, 384 << 10),
+# 16 rows from 0.75 of the SMs since session 45 (below: the thin launches).
+GQA_ONE_SPLIT_TILES = {(16, 64): (0.75, 3, 512 << 10), (16, 128): (0.75, 3, 384 << 10),
                        (32, 64): (0.7, 2, 384 << 10), (32, 128): (0.7, 2, 384 << 10),
                        (64, 64): (0.6, 4, 512 << 10), (64, 128): (0.6, 3, 512 << 10)}  # fmt: skip
+# Thin launches, below the share above and from this one: one split only where its programs
+# are shorter, at most these bytes (docs/perf.md session 45, 80-96 programs: one split 8-25%
+# faster at 128-192 KiB, level at 256 KiB at 16 rows and mixed at 32, 3-29% slower at 384 KiB
+# at 16 rows, 5-7% at 96 programs and head dim 128).
+GQA_ONE_SPLIT_THIN = {(16, 64): (0.6, 256 << 10), (16, 128): (0.6, 256 << 10),
+                      (32, 64): (0.6, 192 << 10)}  # fmt: skip
 
 
 def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, itemsize: int,
                        compute_units: int) -> bool:  # fmt: skip
     """Whether a uniform GQA launch runs fastest on one split (any number of kv heads): its
     `programs` (requests x kv heads x head blocks) give at least 0.6 of the SMs
-    (`compute_units`) a program (0.7 at 16 and 32 rows) and at most 2-4 (GQA_ONE_SPLIT_TILES),
-    and each streams at most 512 KiB (64 rows; 16 at head dim 64) or 384 KiB (32 rows; 16 at
-    head dim 128) of K and V (`keys`, the longest request's, of `head_dim` in `itemsize`
-    bytes). Such programs are short: a second split halves them but adds the merge's launch
-    and its wait for the partials, which one split writes as the output itself. Within a wave
-    of the long-split tile the one split takes it however short (`gqa_tile_for`'s
-    `short_split_keys`): two 32 KB blocks in flight a program, where the wide tile's deep
-    build has two of 16 KB.
+    (`compute_units`) a program (0.7 at 32 rows, 0.75 at 16) and at most 2-4
+    (GQA_ONE_SPLIT_TILES), and each streams at most 512 KiB (64 rows; 16 at head dim 64) or
+    384 KiB (32 rows; 16 at head dim 128) of K and V (`keys`, the longest request's, of
+    `head_dim` in `itemsize` bytes); thinner launches, from 0.6 of the SMs, where each
+    program streams at most 256 KiB (16 rows) or 192 KiB (32 rows at head dim 64;
+    GQA_ONE_SPLIT_THIN). Such programs are short: a second split halves them but adds the
+    merge's launch and its wait for the partials, which one split writes as the output
+    itself. Within a wave of the long-split tile the one split takes it however short
+    (`gqa_tile_for`'s `short_split_keys`): two 32 KB blocks in flight a program, where the
+    wide tile's deep build has two of 16 KB.
 
     H200 (docs/perf.md session 43, the default before against one split, 2 rounds). 64 rows on
     the deep build (v0.2.48): of 38 changed plans timed, all faster, by 0.4-40%: gpt-oss at qlen
@@ -385,13 +394,24 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     3.5-31.1% (qlen 1 300 x 256 16.7 -> 11.5; ragged qlen 2 140 x 100-600 20.9 -> 14.8, qlen
     8 100 x 100-1,000 27.2 -> 19.6), qlen 1 96 x 768 5.6% slower (96 programs are the edge at
     every kv-head count). Over 160 seeded random batches of the four models (call 6) the
-    session's rules changed 27 plans of v0.2.50, 26 faster by 2.3-52.1%, one level."""
+    session's rules changed 27 plans of v0.2.50, 26 faster by 2.3-52.1%, one level.
+
+    Thin launches (session 45 call 2, 80-96 programs, the fill rule's 2-8 splits against one
+    split): at 16 rows one split 8-25% faster at 128-192 KiB (gpt-oss at qlen 1 10 x 512 8.1 ->
+    7.0 us, 12 x 768 10.4 -> 9.2; qwen-64-8 at qlen 1 11 x 256 9.4 -> 7.1; llama3-70b-tp8 at
+    qlen 1 88 x 384 10.5 -> 9.1), -10 to +4% at 256 KiB (llama3-70b-tp8 80 x 512 10.7 -> 11.1,
+    gpt-oss 12 x 1,024 12.6 -> 11.3), 3-29% slower at 384 KiB below 96 programs and at head
+    dim 128 (gpt-oss 10 x 1,536 11.9 -> 15.3; llama3-70b-tp8 96 x 768 14.4 -> 15.1, qwen-64-8
+    12 x 768 14.5 -> 15.5); at 32 rows (gpt-oss at qlen 4) 1-13% faster at 128-192 KiB (10 x
+    512 9.5 -> 8.4) and mixed at 256 KiB (10 x 1,024 12.6 -> 13.9, 11 x 1,024 15.4 -> 13.8)."""
     tile = _residency(GQA_ONE_SPLIT_TILES, block_h, head_dim, itemsize)
-    if tile is None:
+    if tile is None or programs > tile[1] * compute_units:
         return False
-    fill, held, most_bytes = tile
-    fits = fill * compute_units <= programs <= held * compute_units
-    return fits and keys * 2 * head_dim * itemsize <= most_bytes
+    fill, _, most_bytes = tile
+    thin = _residency(GQA_ONE_SPLIT_THIN, block_h, head_dim, itemsize)
+    if programs < fill * compute_units and thin is not None:
+        fill, most_bytes = thin  # a thin launch: shorter programs only
+    return programs >= fill * compute_units and keys * 2 * head_dim * itemsize <= most_bytes
 
 
 GQA_SHORT_SPLIT_FEW_BLOCKS = 2  # long-split blocks a short one split halves at any height
