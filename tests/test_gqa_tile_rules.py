@@ -178,16 +178,23 @@ def test_one_split_where_its_launch_fills_the_sms_within_a_wave():
     assert not one_split(128, 1537, rows=32)
     assert one_split(128, 768, rows=32, head_dim=128)
     assert not one_split(128, 769, rows=32, head_dim=128)
-    # ... thinner launches from 0.6 of the SMs at 192 KiB at most (head dim 64).
+    # ... thinner launches from 0.6 of the SMs at 192 KiB at most.
     assert one_split(80, 768, rows=32) and not one_split(80, 769, rows=32)
     assert not one_split(79, 512, rows=32)
-    assert not one_split(80, 256, rows=32, head_dim=128)  # not measured
+    assert one_split(80, 384, rows=32, head_dim=128)  # and at head dim 128
+    assert not one_split(80, 385, rows=32, head_dim=128)
     # 16 rows: 0.75 of the SMs to a wave of the long-split tile (3 an SM), 512 KiB at most;
-    # thinner launches from 0.6 of the SMs at 256 KiB at most.
+    # thinner launches from 0.6 of the SMs at 256 KiB at most (192 at head dim 128).
     assert one_split(99, 2048, rows=16) and not one_split(98, 1025, rows=16)
     assert one_split(80, 1024, rows=16) and not one_split(79, 512, rows=16)
-    assert one_split(96, 512, rows=16, head_dim=128)
+    assert one_split(96, 384, rows=16, head_dim=128)  # 192 KiB at head dim 128
+    assert not one_split(96, 385, rows=16, head_dim=128)
     assert not one_split(96, 768, rows=16, head_dim=128)  # 384 KiB: 5-7% slower there
+    # Ragged thin launches: not at 16 rows and head dim 64 (8 uniform splits won there).
+    assert not gqa_one_split_pays(80, 1024, 16, 64, 2, 132, ragged=True)
+    assert gqa_one_split_pays(99, 1024, 16, 64, 2, 132, ragged=True)  # not thin
+    assert gqa_one_split_pays(80, 384, 16, 128, 2, 132, ragged=True)
+    assert gqa_one_split_pays(80, 768, 32, 64, 2, 132, ragged=True)
     assert one_split(396, 768, rows=16, head_dim=128)  # 384 KiB at head dim 128
     assert not one_split(397, 256, rows=16) and not one_split(128, 2049, rows=16)
     assert not one_split(128, 769, rows=16, head_dim=128)

@@ -329,27 +329,30 @@ GQA_ONE_SPLIT_TILES = {(16, 64): (0.75, 3, 512 << 10), (16, 128): (0.75, 3, 384 
                        (32, 64): (0.7, 2, 384 << 10), (32, 128): (0.7, 2, 384 << 10),
                        (64, 64): (0.6, 4, 512 << 10), (64, 128): (0.6, 3, 512 << 10)}  # fmt: skip
 # Thin launches, below the share above and from this one: one split only where its programs
-# are shorter, at most these bytes (docs/perf.md session 45, 80-96 programs: one split 8-25%
-# faster at 128-192 KiB, level at 256 KiB at 16 rows and mixed at 32, 3-29% slower at 384 KiB
-# at 16 rows, 5-7% at 96 programs and head dim 128).
-GQA_ONE_SPLIT_THIN = {(16, 64): (0.6, 256 << 10), (16, 128): (0.6, 256 << 10),
-                      (32, 64): (0.6, 192 << 10)}  # fmt: skip
+# are shorter, at most these bytes, and over ragged lengths where the third field allows
+# (docs/perf.md session 45, 80-96 programs against the planner's default: one split 8-25%
+# faster at 128-192 KiB; at 16 rows level at 256 KiB at head dim 64, 4-6% slower at 225 KiB at
+# head dim 128; ragged, 10-26% faster than the balanced schedule at head dim 128 and at 32
+# rows, but 19% slower than 8 uniform splits at 16 rows and head dim 64).
+GQA_ONE_SPLIT_THIN = {(16, 64): (0.6, 256 << 10, False), (16, 128): (0.6, 192 << 10, True),
+                      (32, 64): (0.6, 192 << 10, True),
+                      (32, 128): (0.6, 192 << 10, True)}  # fmt: skip
 
 
 def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, itemsize: int,
-                       compute_units: int) -> bool:  # fmt: skip
+                       compute_units: int, ragged: bool = False) -> bool:  # fmt: skip
     """Whether a uniform GQA launch runs fastest on one split (any number of kv heads): its
     `programs` (requests x kv heads x head blocks) give at least 0.6 of the SMs
     (`compute_units`) a program (0.7 at 32 rows, 0.75 at 16) and at most 2-4
     (GQA_ONE_SPLIT_TILES), and each streams at most 512 KiB (64 rows; 16 at head dim 64) or
     384 KiB (32 rows; 16 at head dim 128) of K and V (`keys`, the longest request's, of
     `head_dim` in `itemsize` bytes); thinner launches, from 0.6 of the SMs, where each
-    program streams at most 256 KiB (16 rows) or 192 KiB (32 rows at head dim 64;
-    GQA_ONE_SPLIT_THIN). Such programs are short: a second split halves them but adds the
-    merge's launch and its wait for the partials, which one split writes as the output
-    itself. Within a wave of the long-split tile the one split takes it however short
-    (`gqa_tile_for`'s `short_split_keys`): two 32 KB blocks in flight a program, where the
-    wide tile's deep build has two of 16 KB.
+    program streams at most 256 KiB (16 rows at head dim 64, equal lengths only: not
+    `ragged`) or 192 KiB (GQA_ONE_SPLIT_THIN). Such programs are short: a second split
+    halves them but adds the merge's launch and its wait for the partials, which one split
+    writes as the output itself. Within a wave of the long-split tile the one split takes it
+    however short (`gqa_tile_for`'s `short_split_keys`): two 32 KB blocks in flight a
+    program, where the wide tile's deep build has two of 16 KB.
 
     H200 (docs/perf.md session 43, the default before against one split, 2 rounds). 64 rows on
     the deep build (v0.2.48): of 38 changed plans timed, all faster, by 0.4-40%: gpt-oss at qlen
@@ -403,14 +406,29 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     gpt-oss 12 x 1,024 12.6 -> 11.3), 3-29% slower at 384 KiB below 96 programs and at head
     dim 128 (gpt-oss 10 x 1,536 11.9 -> 15.3; llama3-70b-tp8 96 x 768 14.4 -> 15.1, qwen-64-8
     12 x 768 14.5 -> 15.5); at 32 rows (gpt-oss at qlen 4) 1-13% faster at 128-192 KiB (10 x
-    512 9.5 -> 8.4) and mixed at 256 KiB (10 x 1,024 12.6 -> 13.9, 11 x 1,024 15.4 -> 13.8)."""
+    512 9.5 -> 8.4) and mixed at 256 KiB (10 x 1,024 12.6 -> 13.9, 11 x 1,024 15.4 -> 13.8).
+    Held out (call 3, v0.2.53's default against one split, or one split against the fill
+    rule from 0.7 to 0.75 of the SMs): 16 rows faster by 3.4-23.8% at 150-225 KiB at head dim
+    64 and 150-200 KiB at 128 (gpt-oss at qlen 1 10 x 600 9.6 -> 8.1; llama3-8b at qlen 2 10 x
+    300 10.5 -> 8.0; llama3-70b-tp8 at qlen 1 84 x 300 10.3 -> 8.1), but at head dim 128 and
+    225 KiB slower (qwen-64-8 at qlen 2 11 x 450 +3.7%, llama3-70b-tp8 at qlen 2 90 x 450
+    +5.6%), and ragged at head dim 64 (gpt-oss at qlen 1 11 x 200-1,000 9.4 -> 11.2, against
+    8 uniform splits); ragged from the balanced schedule faster (llama3-70b-tp8 at qlen 1 82
+    x 100-500 12.0 -> 10.8); 93-98 programs at 16 rows back on the fill rule at 300-450 KiB
+    level or faster (-3.2 to +0.7%, qwen-64-8 at qlen 2 12 x 640 +4.6%); 32 rows faster by
+    0.9-14.9% (gpt-oss at qlen 4 11 x 640 11.4 -> 9.7, ragged 10 x 300-750 13.0 -> 11.1). At
+    32 rows and head dim 128 (llama3-8b at qlen 8, qwen-64-8 at qlen 4; fitted, call 3) one
+    split 10.7-22.8% faster at 128-192 KiB (10 x 256 10.4 -> 8.3, 11 x 384 12.1 -> 10.8;
+    ragged 11 x 200-380 14.4 -> 10.7), level at 256 KiB (10 x 512 +3.9%, 11 x 512 0.0%)."""
     tile = _residency(GQA_ONE_SPLIT_TILES, block_h, head_dim, itemsize)
     if tile is None or programs > tile[1] * compute_units:
         return False
     fill, _, most_bytes = tile
     thin = _residency(GQA_ONE_SPLIT_THIN, block_h, head_dim, itemsize)
-    if programs < fill * compute_units and thin is not None:
-        fill, most_bytes = thin  # a thin launch: shorter programs only
+    if programs < fill * compute_units:
+        if thin is None or (ragged and not thin[2]):
+            return False
+        fill, most_bytes, _ = thin  # a thin launch: shorter programs only
     return programs >= fill * compute_units and keys * 2 * head_dim * itemsize <= most_bytes
 
 

@@ -469,10 +469,12 @@ def plan_decode(
             # within a wave and its programs are short (the longest request's, where every
             # length is given: the table's width is often wider). Ragged lengths too, on
             # uniform splits (below): each request's program streams it alone, no merge.
-            longest = min(keys, max(lengths) if len(lengths) == batch_size else keys)
+            known = len(lengths) == batch_size
+            longest = min(keys, max(lengths) if known else keys)
+            ragged = known and min(lengths) < longest
             if gqa_tiled and gqa_one_split_pays(
                 batch_size * num_kv_heads * num_head_blocks, longest, block_h, head_dim_v,
-                dtype.itemsize, spec.compute_units,
+                dtype.itemsize, spec.compute_units, ragged,
             ):  # fmt: skip
                 num_splits, short_split_keys = 1, longest
     check_int("num_splits", num_splits, 1, MAX_SPLITS)

@@ -1,0 +1,72 @@
+"""Seeded random GQA batches whose default plan differs between an older tree and this one, as
+`tools/gqa_plan_ab.py --batch` arguments: time each tree's default on them in one device call
+to hold a planner change out over batches nobody picked (no GPU needed here).
+
+    mkdir -p .old_src/v53 && git archive <old commit> src tools | tar -x -C .old_src/v53
+    python tools/gqa_random_batches.py .old_src/v53 --count 200 --seed 45
+
+8-40 requests at 8 kv heads, 60-320 at one kv head, qlen 1-8, 100-2,500 keys, a third of the
+batches ragged (LO-HI). Prints the changed batches (at most --most), then --same unchanged
+ones as controls; the counts go to stderr.
+"""
+
+import argparse
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gqa_ab_compare import plans_in
+
+KV_HEADS = {"gpt-oss": 8, "llama3-8b": 8, "qwen-64-8": 8, "llama3-70b-tp8": 1}
+
+
+def random_batches(count: int, seed: int) -> list[str]:
+    """`count` distinct MODEL:QLEN:REQUESTS:KEYS batches, MODEL:QLEN:REQUESTS:LO-HI where
+    ragged."""
+    rng = random.Random(seed)
+    batches = []
+    while len(batches) < count:
+        model, qlen = rng.choice(list(KV_HEADS)), rng.choice([1, 2, 4, 8])
+        lo, hi = (8, 40) if KV_HEADS[model] == 8 else (60, 320)
+        requests = rng.randint(lo, hi)
+        if rng.random() < 0.3:
+            shortest = rng.randint(50, 400)
+            keys = f"{shortest}-{rng.randint(shortest + 200, 2500)}"
+        else:
+            keys = str(rng.randint(100, 2500))
+        batch = f"{model}:{qlen}:{requests}:{keys}"
+        if batch not in batches:  # the plans come back keyed by batch
+            batches.append(batch)
+    return batches
+
+
+def plans(tool: Path, batches: list[str]) -> list[list]:
+    """Each batch's default plan as `tool` (a tree's gqa_plan_ab.py) prints it."""
+    done = subprocess.run([sys.executable, str(tool), "--plans-only", "--batch", *batches],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return list(plans_in(done.stdout).values())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("old", type=Path, help="the older tree (holding tools/ and src/)")
+    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=45)
+    parser.add_argument("--most", type=int, default=40, help="changed batches printed at most")
+    parser.add_argument("--same", type=int, default=4, help="unchanged batches printed")
+    args = parser.parse_args()
+    batches = random_batches(args.count, args.seed)
+    here = Path(__file__).resolve().parent / "gqa_plan_ab.py"
+    pairs = zip(batches, plans(args.old / "tools" / "gqa_plan_ab.py", batches),
+                plans(here, batches), strict=True)  # fmt: skip
+    changed, same = [], []
+    for batch, before, after in pairs:
+        (changed if before != after else same).append(batch)
+    print(f"{len(changed)} changed, {len(same)} not", file=sys.stderr)
+    print(" ".join(changed[: args.most] + same[: args.same]))
+
+
+if __name__ == "__main__":
+    main()
