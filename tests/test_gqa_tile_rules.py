@@ -190,8 +190,9 @@ def test_one_split_where_its_launch_fills_the_sms_within_a_wave():
     assert one_split(96, 384, rows=16, head_dim=128)  # 192 KiB at head dim 128
     assert not one_split(96, 385, rows=16, head_dim=128)
     assert not one_split(96, 768, rows=16, head_dim=128)  # 384 KiB: 5-7% slower there
-    # Ragged thin launches: not at 16 rows and head dim 64 (8 uniform splits won there).
+    # Ragged thin launches: 224 KiB at most (8 uniform splits won at 250 KiB).
     assert not gqa_one_split_pays(80, 1024, 16, 64, 2, 132, ragged=True)
+    assert gqa_one_split_pays(80, 896, 16, 64, 2, 132, ragged=True)
     assert gqa_one_split_pays(99, 1024, 16, 64, 2, 132, ragged=True)  # not thin
     assert gqa_one_split_pays(80, 384, 16, 128, 2, 132, ragged=True)
     assert gqa_one_split_pays(80, 768, 32, 64, 2, 132, ragged=True)

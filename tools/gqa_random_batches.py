@@ -5,9 +5,9 @@ to hold a planner change out over batches nobody picked (no GPU needed here).
     mkdir -p .old_src/v53 && git archive <old commit> src tools | tar -x -C .old_src/v53
     python tools/gqa_random_batches.py .old_src/v53 --count 200 --seed 45
 
-8-40 requests at 8 kv heads, 60-320 at one kv head, qlen 1-8, 100-2,500 keys, a third of the
-batches ragged (LO-HI). Prints the changed batches (at most --most), then --same unchanged
-ones as controls; the counts go to stderr.
+8-40 requests at 8 kv heads, 60-320 at one kv head, qlen 1-8, 100-2,500 keys (--keys), a
+third of the batches ragged (LO-HI). Prints the changed batches (at most --most), then --same
+unchanged ones as controls; the counts go to stderr.
 """
 
 import argparse
@@ -22,9 +22,9 @@ from gqa_ab_compare import plans_in
 KV_HEADS = {"gpt-oss": 8, "llama3-8b": 8, "qwen-64-8": 8, "llama3-70b-tp8": 1}
 
 
-def random_batches(count: int, seed: int) -> list[str]:
-    """`count` distinct MODEL:QLEN:REQUESTS:KEYS batches, MODEL:QLEN:REQUESTS:LO-HI where
-    ragged."""
+def random_batches(count: int, seed: int, keys: tuple[int, int] = (100, 2500)) -> list[str]:
+    """`count` distinct MODEL:QLEN:REQUESTS:KEYS batches of `keys` (least, most) keys,
+    MODEL:QLEN:REQUESTS:LO-HI where ragged."""
     rng = random.Random(seed)
     batches = []
     while len(batches) < count:
@@ -32,11 +32,13 @@ def random_batches(count: int, seed: int) -> list[str]:
         lo, hi = (8, 40) if KV_HEADS[model] == 8 else (60, 320)
         requests = rng.randint(lo, hi)
         if rng.random() < 0.3:
-            shortest = rng.randint(50, 400)
-            keys = f"{shortest}-{rng.randint(shortest + 200, 2500)}"
+            # Shortest from half the least to 4/25 of the most, the longest 2/25 of the most
+            # past it at least (50-400 and 200 at the default keys).
+            shortest = rng.randint(keys[0] // 2, max(keys[0] // 2, keys[1] * 4 // 25))
+            length = f"{shortest}-{rng.randint(shortest + keys[1] * 2 // 25, keys[1])}"
         else:
-            keys = str(rng.randint(100, 2500))
-        batch = f"{model}:{qlen}:{requests}:{keys}"
+            length = str(rng.randint(*keys))
+        batch = f"{model}:{qlen}:{requests}:{length}"
         if batch not in batches:  # the plans come back keyed by batch
             batches.append(batch)
     return batches
@@ -54,10 +56,11 @@ def main() -> None:
     parser.add_argument("old", type=Path, help="the older tree (holding tools/ and src/)")
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--seed", type=int, default=45)
+    parser.add_argument("--keys", type=int, nargs=2, default=(100, 2500), metavar=("LEAST", "MOST"))
     parser.add_argument("--most", type=int, default=40, help="changed batches printed at most")
     parser.add_argument("--same", type=int, default=4, help="unchanged batches printed")
     args = parser.parse_args()
-    batches = random_batches(args.count, args.seed)
+    batches = random_batches(args.count, args.seed, tuple(args.keys))
     here = Path(__file__).resolve().parent / "gqa_plan_ab.py"
     pairs = zip(batches, plans(args.old / "tools" / "gqa_plan_ab.py", batches),
                 plans(here, batches), strict=True)  # fmt: skip

@@ -329,14 +329,14 @@ GQA_ONE_SPLIT_TILES = {(16, 64): (0.75, 3, 512 << 10), (16, 128): (0.75, 3, 384 
                        (32, 64): (0.7, 2, 384 << 10), (32, 128): (0.7, 2, 384 << 10),
                        (64, 64): (0.6, 4, 512 << 10), (64, 128): (0.6, 3, 512 << 10)}  # fmt: skip
 # Thin launches, below the share above and from this one: one split only where its programs
-# are shorter, at most these bytes, and over ragged lengths where the third field allows
+# are shorter, at most these bytes, and over ragged lengths at most GQA_ONE_SPLIT_THIN_RAGGED
 # (docs/perf.md session 45, 80-96 programs against the planner's default: one split 8-25%
 # faster at 128-192 KiB; at 16 rows level at 256 KiB at head dim 64, 4-6% slower at 225 KiB at
-# head dim 128; ragged, 10-26% faster than the balanced schedule at head dim 128 and at 32
-# rows, but 19% slower than 8 uniform splits at 16 rows and head dim 64).
-GQA_ONE_SPLIT_THIN = {(16, 64): (0.6, 256 << 10, False), (16, 128): (0.6, 192 << 10, True),
-                      (32, 64): (0.6, 192 << 10, True),
-                      (32, 128): (0.6, 192 << 10, True)}  # fmt: skip
+# head dim 128; ragged 10-26% faster than the balanced schedule at up to 192 KiB, and at 16
+# rows and head dim 64 19% slower than 8 uniform splits at 250 KiB).
+GQA_ONE_SPLIT_THIN = {(16, 64): (0.6, 256 << 10), (16, 128): (0.6, 192 << 10),
+                      (32, 64): (0.6, 192 << 10), (32, 128): (0.6, 192 << 10)}  # fmt: skip
+GQA_ONE_SPLIT_THIN_RAGGED = 224 << 10  # between 192.5 KiB (16.7% faster) and 250 (19% slower)
 
 
 def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, itemsize: int,
@@ -347,8 +347,8 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     (GQA_ONE_SPLIT_TILES), and each streams at most 512 KiB (64 rows; 16 at head dim 64) or
     384 KiB (32 rows; 16 at head dim 128) of K and V (`keys`, the longest request's, of
     `head_dim` in `itemsize` bytes); thinner launches, from 0.6 of the SMs, where each
-    program streams at most 256 KiB (16 rows at head dim 64, equal lengths only: not
-    `ragged`) or 192 KiB (GQA_ONE_SPLIT_THIN). Such programs are short: a second split
+    program streams at most 256 KiB (16 rows at head dim 64; 224 where `ragged`) or 192 KiB
+    (GQA_ONE_SPLIT_THIN). Such programs are short: a second split
     halves them but adds the merge's launch and its wait for the partials, which one split
     writes as the output itself. Within a wave of the long-split tile the one split takes it
     however short (`gqa_tile_for`'s `short_split_keys`): two 32 KB blocks in flight a
@@ -414,21 +414,29 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     225 KiB slower (qwen-64-8 at qlen 2 11 x 450 +3.7%, llama3-70b-tp8 at qlen 2 90 x 450
     +5.6%), and ragged at head dim 64 (gpt-oss at qlen 1 11 x 200-1,000 9.4 -> 11.2, against
     8 uniform splits); ragged from the balanced schedule faster (llama3-70b-tp8 at qlen 1 82
-    x 100-500 12.0 -> 10.8); 93-98 programs at 16 rows back on the fill rule at 300-450 KiB
-    level or faster (-3.2 to +0.7%, qwen-64-8 at qlen 2 12 x 640 +4.6%); 32 rows faster by
-    0.9-14.9% (gpt-oss at qlen 4 11 x 640 11.4 -> 9.7, ragged 10 x 300-750 13.0 -> 11.1). At
-    32 rows and head dim 128 (llama3-8b at qlen 8, qwen-64-8 at qlen 4; fitted, call 3) one
-    split 10.7-22.8% faster at 128-192 KiB (10 x 256 10.4 -> 8.3, 11 x 384 12.1 -> 10.8;
-    ragged 11 x 200-380 14.4 -> 10.7), level at 256 KiB (10 x 512 +3.9%, 11 x 512 0.0%)."""
+    x 100-500 12.0 -> 10.8; gpt-oss at qlen 1 12 x 242-770, 192.5 KiB, call 4: 11.9 -> 10.2);
+    93-98 programs at 16 rows back on the fill rule at 300-450 KiB level or faster (-3.2 to
+    +0.7%, qwen-64-8 at qlen 2 12 x 640 +4.6%); 32 rows faster by 0.9-14.9% (gpt-oss at qlen 4
+    11 x 640 11.4 -> 9.7, ragged 10 x 300-750 13.0 -> 11.1). At 32 rows and head dim 128
+    (llama3-8b at qlen 8, qwen-64-8 at qlen 4; fitted, call 3) one split 10.7-22.8% faster at
+    128-192 KiB (10 x 256 10.4 -> 8.3, 11 x 384 12.1 -> 10.8; ragged 11 x 200-380 14.4 ->
+    10.7), level at 256 KiB (10 x 512 +3.9%, 11 x 512 0.0%). Held out (call 4, v0.2.53's
+    default against the rules above but for the ragged cap): 13 targeted changed plans
+    faster by 3.4-31.7% (llama3-8b at qlen 8 11 x 192 10.4 -> 7.1; llama3-70b-tp8 at qlen 1 86
+    x 100-380 11.8 -> 8.9); of 24 seeded random changed plans 17 faster by 2.8-33.3% (gpt-oss
+    at qlen 2 10 x 153 7.2 -> 4.8, at qlen 1 12 x 121-1,461 15.5 -> 11.6), 4 within 2%, 3
+    slower: gpt-oss 12 x 242-770 (above), and at 96 programs and head dim 128 past 256 KiB
+    (llama3-8b at qlen 4 12 x 531 12.1 -> 12.8, qwen-64-8 at qlen 1 12 x 563 12.0 -> 12.6: at
+    0.7-0.75 of the SMs and head dim 128 one split's edge lies near 300 KiB)."""
     tile = _residency(GQA_ONE_SPLIT_TILES, block_h, head_dim, itemsize)
     if tile is None or programs > tile[1] * compute_units:
         return False
     fill, _, most_bytes = tile
     thin = _residency(GQA_ONE_SPLIT_THIN, block_h, head_dim, itemsize)
-    if programs < fill * compute_units:
-        if thin is None or (ragged and not thin[2]):
-            return False
-        fill, most_bytes, _ = thin  # a thin launch: shorter programs only
+    if programs < fill * compute_units and thin is not None:
+        fill, most_bytes = thin  # a thin launch: shorter programs only
+        if ragged:
+            most_bytes = min(most_bytes, GQA_ONE_SPLIT_THIN_RAGGED)
     return programs >= fill * compute_units and keys * 2 * head_dim * itemsize <= most_bytes
 
 
