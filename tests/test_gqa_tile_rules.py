@@ -184,12 +184,16 @@ def test_one_split_where_its_launch_fills_the_sms_within_a_wave():
     assert one_split(80, 384, rows=32, head_dim=128)  # and at head dim 128
     assert not one_split(80, 385, rows=32, head_dim=128)
     # 16 rows: 0.75 of the SMs to a wave of the long-split tile (3 an SM), 512 KiB at most;
-    # thinner launches from 0.6 of the SMs at 256 KiB at most (192 at head dim 128).
+    # thinner launches from 0.6 of the SMs at 256 KiB at most.
     assert one_split(99, 2048, rows=16) and not one_split(98, 1025, rows=16)
     assert one_split(80, 1024, rows=16) and not one_split(79, 512, rows=16)
-    assert one_split(96, 384, rows=16, head_dim=128)  # 192 KiB at head dim 128
-    assert not one_split(96, 385, rows=16, head_dim=128)
+    # At head dim 128: 192 KiB from 0.6 of the SMs, 320 from 0.7, 384 from 0.75.
+    assert one_split(92, 384, rows=16, head_dim=128)
+    assert not one_split(92, 385, rows=16, head_dim=128)
+    assert one_split(96, 640, rows=16, head_dim=128)
+    assert not one_split(96, 641, rows=16, head_dim=128)
     assert not one_split(96, 768, rows=16, head_dim=128)  # 384 KiB: 5-7% slower there
+    assert one_split(99, 768, rows=16, head_dim=128)
     # Ragged thin launches: 224 KiB at most (8 uniform splits won at 250 KiB).
     assert not gqa_one_split_pays(80, 1024, 16, 64, 2, 132, ragged=True)
     assert gqa_one_split_pays(80, 896, 16, 64, 2, 132, ragged=True)

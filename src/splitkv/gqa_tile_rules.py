@@ -324,18 +324,23 @@ def gqa_partials_split_cap(keys: int, page_keys: int, group_rows: int, itemsize:
 # 64 and 384 at 128 (gpt-oss at qlen 1 8 x 1,024, 64 programs, 9.0 -> 11.0 us; llama3-8b at
 # qlen 1 12 x 2,048, 1 MiB, 31.8 -> 40.9; at head dim 128 and 512 KiB level on average over 8
 # batches, -4.0 to +5.2%: qwen-64-8 at qlen 1 18 x 1,024 27.1 -> 28.5).
-# 16 rows from 0.75 of the SMs since session 45 (below: the thin launches).
-GQA_ONE_SPLIT_TILES = {(16, 64): (0.75, 3, 512 << 10), (16, 128): (0.75, 3, 384 << 10),
-                       (32, 64): (0.7, 2, 384 << 10), (32, 128): (0.7, 2, 384 << 10),
-                       (64, 64): (0.6, 4, 512 << 10), (64, 128): (0.6, 3, 512 << 10)}  # fmt: skip
-# Thin launches, below the share above and from this one: one split only where its programs
-# are shorter, at most these bytes, and over ragged lengths at most GQA_ONE_SPLIT_THIN_RAGGED
-# (docs/perf.md session 45, 80-96 programs against the planner's default: one split 8-25%
-# faster at 128-192 KiB; at 16 rows level at 256 KiB at head dim 64, 4-6% slower at 225 KiB at
-# head dim 128; ragged 10-26% faster than the balanced schedule at up to 192 KiB, and at 16
-# rows and head dim 64 19% slower than 8 uniform splits at 250 KiB).
-GQA_ONE_SPLIT_THIN = {(16, 64): (0.6, 256 << 10), (16, 128): (0.6, 192 << 10),
-                      (32, 64): (0.6, 192 << 10), (32, 128): (0.6, 192 << 10)}  # fmt: skip
+# Since session 45 the bytes rise with the share of the SMs in steps (fill, most bytes): a
+# thinner launch takes one split only where its programs are shorter, as the splits it would
+# take instead fit more of a wave. Below 0.7-0.75 of the SMs (docs/perf.md session 45, 80-96
+# programs against the planner's default): one split 8-25% faster at 128-192 KiB; at 16 rows
+# level at 256 KiB at head dim 64, 4-6% slower at 225 KiB at head dim 128 below 0.7 of the SMs
+# and 5-7% faster at 210-320 KiB from 0.7 (93-98 programs), 2-7% slower there at 350-384 KiB;
+# ragged lengths take the first step of several at most at GQA_ONE_SPLIT_THIN_RAGGED (10-26%
+# faster than the balanced schedule at up to 192 KiB, at 16 rows and head dim 64 19% slower
+# than 8 uniform splits at 250 KiB).
+GQA_ONE_SPLIT_TILES = {
+    (16, 64): (3, ((0.6, 256 << 10), (0.75, 512 << 10))),
+    (16, 128): (3, ((0.6, 192 << 10), (0.7, 320 << 10), (0.75, 384 << 10))),
+    (32, 64): (2, ((0.6, 192 << 10), (0.7, 384 << 10))),
+    (32, 128): (2, ((0.6, 192 << 10), (0.7, 384 << 10))),
+    (64, 64): (4, ((0.6, 512 << 10),)),
+    (64, 128): (3, ((0.6, 512 << 10),)),
+}  # (programs an SM at most, steps)
 GQA_ONE_SPLIT_THIN_RAGGED = 224 << 10  # between 192.5 KiB (16.7% faster) and 250 (19% slower)
 
 
@@ -343,12 +348,12 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
                        compute_units: int, ragged: bool = False) -> bool:  # fmt: skip
     """Whether a uniform GQA launch runs fastest on one split (any number of kv heads): its
     `programs` (requests x kv heads x head blocks) give at least 0.6 of the SMs
-    (`compute_units`) a program (0.7 at 32 rows, 0.75 at 16) and at most 2-4
-    (GQA_ONE_SPLIT_TILES), and each streams at most 512 KiB (64 rows; 16 at head dim 64) or
-    384 KiB (32 rows; 16 at head dim 128) of K and V (`keys`, the longest request's, of
-    `head_dim` in `itemsize` bytes); thinner launches, from 0.6 of the SMs, where each
-    program streams at most 256 KiB (16 rows at head dim 64; 224 where `ragged`) or 192 KiB
-    (GQA_ONE_SPLIT_THIN). Such programs are short: a second split
+    (`compute_units`) a program and at most 2-4, and each streams at most so many bytes of K
+    and V (`keys`, the longest request's, of `head_dim` in `itemsize` bytes), a cap that
+    rises with the share of the SMs (GQA_ONE_SPLIT_TILES): 512 KiB at 64 rows; at 32 rows 192
+    KiB from 0.6, 384 from 0.7; at 16 rows and head dim 64 256 KiB from 0.6 (224 where
+    `ragged`), 512 from 0.75; at 16 rows and head dim 128 192 KiB from 0.6, 320 from 0.7,
+    384 from 0.75. Such programs are short: a second split
     halves them but adds the merge's launch and its wait for the partials, which one split
     writes as the output itself. Within a wave of the long-split tile the one split takes it
     however short (`gqa_tile_for`'s `short_split_keys`): two 32 KB blocks in flight a
@@ -429,15 +434,16 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     (llama3-8b at qlen 4 12 x 531 12.1 -> 12.8, qwen-64-8 at qlen 1 12 x 563 12.0 -> 12.6: at
     0.7-0.75 of the SMs and head dim 128 one split's edge lies near 300 KiB)."""
     tile = _residency(GQA_ONE_SPLIT_TILES, block_h, head_dim, itemsize)
-    if tile is None or programs > tile[1] * compute_units:
+    if tile is None or programs > tile[0] * compute_units:
         return False
-    fill, _, most_bytes = tile
-    thin = _residency(GQA_ONE_SPLIT_THIN, block_h, head_dim, itemsize)
-    if programs < fill * compute_units and thin is not None:
-        fill, most_bytes = thin  # a thin launch: shorter programs only
-        if ragged:
-            most_bytes = min(most_bytes, GQA_ONE_SPLIT_THIN_RAGGED)
-    return programs >= fill * compute_units and keys * 2 * head_dim * itemsize <= most_bytes
+    steps = tile[1]
+    taken = [step for step, (fill, _) in enumerate(steps) if programs >= fill * compute_units]
+    if not taken:
+        return False
+    most_bytes = steps[taken[-1]][1]
+    if ragged and taken[-1] == 0 and len(steps) > 1:
+        most_bytes = min(most_bytes, GQA_ONE_SPLIT_THIN_RAGGED)
+    return keys * 2 * head_dim * itemsize <= most_bytes
 
 
 GQA_SHORT_SPLIT_FEW_BLOCKS = 2  # long-split blocks a short one split halves at any height
