@@ -330,9 +330,11 @@ def gqa_partials_split_cap(keys: int, page_keys: int, group_rows: int, itemsize:
 # programs against the planner's default): one split 8-25% faster at 128-192 KiB; at 16 rows
 # level at 256 KiB at head dim 64, 4-6% slower at 225 KiB at head dim 128 below 0.7 of the SMs
 # and 5-7% faster at 210-320 KiB from 0.7 (93-98 programs), 2-7% slower there at 350-384 KiB;
-# ragged lengths take the first step of several at most at GQA_ONE_SPLIT_THIN_RAGGED (10-26%
-# faster than the balanced schedule at up to 192 KiB, at 16 rows and head dim 64 19% slower
-# than 8 uniform splits at 250 KiB).
+# ragged lengths take the first step of several at most at GQA_ONE_SPLIT_THIN_RAGGED. Ragged,
+# one split ran 5.6-42.4% faster than the balanced schedule in 20 of 20 batches and 2.8-24.7%
+# slower than 8 uniform splits in 7 of 7 (calls 3-5 and 8): at 16 rows and head dim 64 the
+# planner's alternative turns from the first to the second at about 900 keys (the fill rule's
+# 8 splits), where the cap sits.
 GQA_ONE_SPLIT_TILES = {
     (16, 64): (3, ((0.6, 256 << 10), (0.75, 512 << 10))),
     (16, 128): (3, ((0.6, 192 << 10), (0.7, 320 << 10), (0.75, 384 << 10))),
@@ -341,7 +343,7 @@ GQA_ONE_SPLIT_TILES = {
     (64, 64): (4, ((0.6, 512 << 10),)),
     (64, 128): (3, ((0.6, 512 << 10),)),
 }  # (programs an SM at most, steps)
-GQA_ONE_SPLIT_THIN_RAGGED = 224 << 10  # between 192.5 KiB (16.7% faster) and 250 (19% slower)
+GQA_ONE_SPLIT_THIN_RAGGED = 224 << 10  # 896 keys at head dim 64
 
 
 def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, itemsize: int,
@@ -464,10 +466,11 @@ def gqa_short_split_block(keys: int, block_n: int, block_h: int) -> int:
     (qwen-64-8 at qlen 8), 64 -> 32 keys: 16 x 140 7.6 -> 6.5. Splits of 2 blocks at 16 rows
     (session 45 call 1): gpt-oss at qlen 1 16 x 140 5.2 -> 5.0, 20 x 180 6.2 -> 5.8, at qlen 2
     40 x 135 7.7 -> 7.0; qwen-64-8 at qlen 2 16 x 70 5.1 -> 4.7; 32 rows, qwen-64-8 at qlen 4
-    20 x 75 7.7 -> 7.2 and gpt-oss at qlen 4 level (16 x 140 +1.7%, 30 x 150 -2.6%). Splits
-    of 3-4 blocks below 64 rows ran slower on half blocks however empty their last block
-    (gpt-oss at qlen 1 14 x 400 +6.8%, at qlen 4 20 x 400 +12.5%; llama3-8b at qlen 1 24 x
-    200 +5.5%)."""
+    20 x 75 7.7 -> 7.2; gpt-oss at qlen 4 level in call 1 (16 x 140 +1.7%, 30 x 150 -2.6%),
+    then 2.6-5.4% faster in 6 of 6 (calls 2 and 8: 28 x 135 7.8 -> 7.4, 33 x 190 7.8 ->
+    7.4). Splits of 3-4 blocks below 64 rows ran slower on half blocks however empty their
+    last block (gpt-oss at qlen 1 14 x 400 +6.8%, at qlen 4 20 x 400 +12.5%; llama3-8b at
+    qlen 1 24 x 200 +5.5%)."""
     half = block_n // 2
     blocks = -(-keys // block_n)
     pads_less = -(-keys // half) * half < blocks * block_n
