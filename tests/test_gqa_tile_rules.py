@@ -266,3 +266,24 @@ def test_a_short_one_split_takes_half_blocks_where_they_pad_fewer_keys():
     assert plan(16, 256, 8, **gpt_oss).block_n == 128
     ragged = plan(18, 2048, 8, lengths=[300, 100] * 9, **gpt_oss)  # the longest request's
     assert (ragged.num_splits, ragged.block_n) == (1, 64)
+    # Below 64 rows a split of at most 2 blocks (v0.2.53): gpt-oss at qlen 1, llama3-8b at qlen 1.
+    assert plan(16, 140, 1, **gpt_oss).block_n == 64  # 3 blocks of 64, not 2 of 128
+    assert plan(16, 300, 1, **gpt_oss).block_n == 128  # 3 blocks of 128: kept
+    assert plan(24, 80, 1, heads=32, kv_heads=8).block_n == 32  # head dim 128: 64 -> 32 keys
+
+
+def test_thin_launches_take_one_split_only_over_short_programs():
+    gpt_oss = {"heads": 64, "kv_heads": 8, "head_dim": 64}  # 8 rows a kv head at qlen 1
+    # 10 requests: 80 programs, 0.6 of the SMs; 256 KiB a program at most (1,024 keys).
+    assert plan(10, 1024, 1, **gpt_oss).num_splits == 1
+    assert plan(10, 1040, 1, **gpt_oss).num_splits > 1
+    # Ragged, 224 KiB (896 keys) at most: the balanced schedule's batches, not 8 splits'.
+    ragged = plan(10, 2048, 1, lengths=[880, 200] * 5, **gpt_oss)
+    assert (ragged.schedule, ragged.num_splits) == ("uniform", 1)
+    wider = plan(10, 2048, 1, lengths=[960, 100] * 5, **gpt_oss)
+    assert wider.num_splits > 1
+    # One kv head at head dim 128 (llama3-70b-tp8): 192 KiB from 0.6 of the SMs, 320 from 0.7.
+    assert plan(88, 384, 1, heads=8).num_splits == 1
+    assert plan(88, 400, 1, heads=8).num_splits > 1
+    assert plan(96, 640, 1, heads=8).num_splits == 1
+    assert plan(96, 768, 1, heads=8).num_splits > 1
