@@ -439,11 +439,11 @@ def gqa_one_split_pays(programs: int, keys: int, block_h: int, head_dim: int, it
     if tile is None or programs > tile[0] * compute_units:
         return False
     steps = tile[1]
-    taken = [step for step, (fill, _) in enumerate(steps) if programs >= fill * compute_units]
-    if not taken:
+    reached = [most for fill, most in steps if programs >= fill * compute_units]
+    if not reached:
         return False
-    most_bytes = steps[taken[-1]][1]
-    if ragged and taken[-1] == 0 and len(steps) > 1:
+    most_bytes = reached[-1]
+    if ragged and len(reached) == 1 < len(steps):  # the first of several steps only
         most_bytes = min(most_bytes, GQA_ONE_SPLIT_THIN_RAGGED)
     return keys * 2 * head_dim * itemsize <= most_bytes
 
