@@ -59,7 +59,13 @@ def test_long_split_residency_matches_the_compiled_tiles():
         key = (row["block_h"], head_dim)
         fewest[key] = min(fewest.get(key, row["per_sm"]), row["per_sm"])
     for (block_h, head_dim), per_sm in fewest.items():
-        assert gqa_long_split_residency(block_h, head_dim, 2) == per_sm, (block_h, head_dim)
+        table = gqa_long_split_residency(block_h, head_dim, 2)
+        if (block_h, head_dim) == (32, 128):
+            # Values at the keys' row offsets (v0.2.55) compile this tile to 3 an SM; the
+            # table keeps the 2 of the GPU's 32-row one-split builds (docs/perf.md session 46).
+            assert (table, per_sm) == (2, 3), (block_h, head_dim)
+        else:
+            assert table == per_sm, (block_h, head_dim)
 
 
 def test_the_wide_tile_at_head_dim_64_holds_four_an_sm():
@@ -74,16 +80,15 @@ def test_the_wide_tile_at_head_dim_64_holds_four_an_sm():
 
 def test_one_split_at_head_dim_128_takes_the_3_stage_build_that_does_not_spill():
     # 32 rows at head dim 128 on one split (llama3-8b at qlen 8): the 2-stage build, with
-    # num_splits = 1 a constant as Triton compiles it, takes 255 registers and spills (the
+    # num_splits = 1 a constant as Triton compiles it, took 255 registers and spilled (the
     # H200's build: 255, 16-18 spilled values); the 3 stages the planner gives it compile to
-    # ~200 without, and ran 6-12% faster (docs/perf.md, session 39).
+    # ~200 without, and ran 6-12% faster (docs/perf.md, session 39). With values read at the
+    # keys' row offsets (v0.2.55) the 2-stage build fits without spills and 3 stages still run
+    # 0.4-1.2% faster on 128-key blocks, 20-27% on 64 (session 46).
     (row,) = compiled_all("--model", "llama3-8b", "--qlen", "8", "--batch", "many",
                           tool="inspect_gqa.py")  # fmt: skip
     assert (row["block_h"], row["block_n"], row["stages"]) == (32, 128, 3), row
     assert row["stack_bytes"] == 0, row
-    (two,) = compiled_all("--model", "llama3-8b", "--qlen", "8", "--batch", "many", "--knobs",
-                          "num_stages=2", tool="inspect_gqa.py")  # fmt: skip
-    assert (two["block_n"], two["stages"]) == (128, 2) and two["stack_bytes"] > 0, two
 
 
 def test_one_split_uniform_tiles_fill_the_waves_the_fill_rule_counts():

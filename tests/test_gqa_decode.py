@@ -160,6 +160,30 @@ def test_one_split_on_the_long_split_tile_over_short_ragged_requests(
     run_and_check(case, plan=plan, sinks=sinks)
 
 
+@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_value_cache_laid_out_apart_from_the_keys(schedule, head_dim, dtype, device):
+    # Stage 1 reads a key block's values at its keys' row offsets where the two caches share
+    # strides (one tensor's two halves, as serving engines keep them: `KV_SAME_STRIDES`); a
+    # value cache of another layout (here its slots twice as far apart) takes its own.
+    case = random_gqa_case([70, 2, 33, 0], 8, 2, head_dim, qlen=2, page_size=16, dtype=dtype,
+                           device=device)  # fmt: skip
+    plan = splitkv.plan_decode(4, 80, 8, qlen=2, page_size=16, dtype=dtype, device=device,
+                               kind="gqa", num_kv_heads=2, head_dim=head_dim,
+                               schedule=schedule)  # fmt: skip
+    fused = torch.stack([case.k_cache, case.v_cache])  # [2, pages, page size, kv heads, dim]
+    alike, alike_lse = run_and_check(
+        dataclasses.replace(case, k_cache=fused[0], v_cache=fused[1]), plan=plan
+    )
+    wide = torch.full((*case.v_cache.shape[:-1], 2 * head_dim), float("nan"), dtype=dtype,
+                      device=device)  # fmt: skip
+    wide[..., :head_dim] = case.v_cache
+    apart = dataclasses.replace(case, v_cache=wide[..., :head_dim])
+    assert apart.v_cache.stride() != apart.k_cache.stride()
+    out, lse = run_and_check(apart, plan=plan)
+    check_against_reference(out, lse, alike, alike_lse)
+
+
 def test_splits_orders_tilings_and_prefetch_agree(dtype, device):
     case = random_gqa_case([300, 129, 0, 64], 8, 2, 64, page_size=16, dtype=dtype,
                            device=device)  # fmt: skip

@@ -31,6 +31,7 @@ from inspect_kernel import loop_bodies, registers_and_stack, sass_of
 
 import splitkv
 from splitkv.bench.shapes import GQA_MODELS, GQA_ONE_LONG, GQA_RAGGED
+from splitkv.gqa_tile_rules import gqa_kv_offsets_shared
 from splitkv.kernels.gqa_split import gqa_balanced_kernel, gqa_split_kernel
 
 # "uniform": two requests of 131,072 keys, which every model's default plans on half its
@@ -57,7 +58,7 @@ OUTPUT_ALIGNED = ("out_ptr", "lse_ptr", "sinks_ptr", "stride_out_batch", "stride
 
 
 def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool = False,
-                 generic_splits: bool = False):  # fmt: skip
+                 generic_splits: bool = False, constexprs: dict | None = None):  # fmt: skip
     """The stage-1 kernel `gqa._launch` builds for `plan` (no window, no cap; a uniform plan
     with `whole_pieces` writes the output rows and lse itself, with the model's `sinks`);
     `maxnreg`: with ptxas's register cap (not a plan knob: what a cap would cost in spills);
@@ -76,7 +77,10 @@ def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool =
         "PAGE_SIZE": plan.page_size, "BLOCK_H": plan.block_h, "BLOCK_N": plan.block_n,
         "PREFETCH_PAGE": plan.page_prefetch, "HAS_WINDOW": False, "HAS_CAP": False,
         "RELEASE_MERGE": plan.dependent_launch,
+        # As the launcher's for caches of one layout (the bench's, one tensor's two halves).
+        "KV_SAME_STRIDES": gqa_kv_offsets_shared(balanced, plan.head_dim_v),
     }  # fmt: skip
+    constants.update(constexprs or {})
     if balanced:
         constants["BLOCK_B"] = plan.block_b
         types["piece_ranges_ptr"] = "*i32"
@@ -138,7 +142,7 @@ def held_programs(paths) -> dict:
 
 
 def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None = None,
-            generic_splits: bool = False) -> dict:  # fmt: skip
+            generic_splits: bool = False, constexprs: dict | None = None) -> dict:  # fmt: skip
     q_heads, kv_heads, head_dim = GQA_MODELS[model][:3]
     lengths = BATCHES[batch]
     spec = splitkv.DeviceSpec.preset("h200")
@@ -147,7 +151,7 @@ def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None 
                                dtype=torch.bfloat16, device="meta", device_spec=spec,
                                seq_lens=lengths, **knobs)  # fmt: skip
     kernel = compile_plan(plan, maxnreg=maxnreg, sinks=GQA_MODELS[model][3],
-                          generic_splits=generic_splits)  # fmt: skip
+                          generic_splits=generic_splits, constexprs=constexprs)  # fmt: skip
     registers, stack = registers_and_stack(kernel)
     # The key loop: the longest backward branch's body (the epilogue's loops are short).
     loop = max((len(body) for body in loop_bodies(sass_of(kernel))), default=0)
@@ -179,6 +183,8 @@ def main() -> None:
     )
     parser.add_argument("--knobs", nargs="*", type=knob, default=[],
                         help="plan_decode knobs, NAME=VALUE")  # fmt: skip
+    parser.add_argument("--constexprs", nargs="*", type=knob, default=[],
+                        help="kernel compile-time arguments, NAME=VALUE")  # fmt: skip
     parser.add_argument("--maxnreg", type=int, default=None, help="cap registers per thread")
     parser.add_argument("--generic-splits", action="store_true",
                         help="one split's build with num_splits not a constant")  # fmt: skip
@@ -188,7 +194,7 @@ def main() -> None:
         for qlen in args.qlen:
             for batch in args.batch:
                 row = inspect(model, qlen, batch, dict(args.knobs), args.maxnreg,
-                              args.generic_splits)  # fmt: skip
+                              args.generic_splits, dict(args.constexprs))  # fmt: skip
                 print(json.dumps(row), flush=True)
 
 

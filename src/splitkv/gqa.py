@@ -9,6 +9,7 @@ import torch
 import triton
 
 from splitkv.checks import GqaCall, check_gqa_call, validate_decode_data
+from splitkv.gqa_tile_rules import gqa_kv_offsets_shared
 from splitkv.kernels.gqa_split import gqa_balanced_kernel, gqa_split_kernel
 from splitkv.mla import lse_args, merge_follows, merge_workspace
 from splitkv.plan import MAX_GQA_HEADS, MAX_QLEN, DecodePlan, allocate_outputs, plan_for_call
@@ -217,6 +218,8 @@ def _launch(
             HAS_WINDOW=call.window_left >= 0,
             HAS_CAP=call.logit_cap > 0,
             RELEASE_MERGE=plan.dependent_launch and merge,
+            KV_SAME_STRIDES=k_cache.stride()[:3] == v_cache.stride()[:3]
+            and gqa_kv_offsets_shared(plan.schedule == "balanced", call.head_dim),
             num_warps=plan.split_num_warps,
             num_stages=plan.split_num_stages,
             **schedule_consts,

@@ -221,14 +221,26 @@ def gqa_balanced_grid(lengths: list[int] | None, keys: int, batch: int, groups: 
 
 # Programs of `gqa_long_split_tile`'s uniform kernel an H200 SM holds, by (rows, head dim), in
 # 16-bit types: the fewest of the models' builds (`tools/inspect_gqa.py --batch uniform`, sm_90,
-# checked by tests/test_gqa_compiled.py). 16 rows: 112-113 registers, 70 KB of shared memory;
-# 32 rows: 175 registers at 8 heads x qlen 4 (2 an SM; 156 and 3 before v0.2.44's key slots as
-# low bits, which still ran 7% faster: docs/perf.md session 40), 175 at 4 heads x qlen 8;
-# 64 rows: 174-222 registers, 104-112 KB.
+# checked by tests/test_gqa_compiled.py, which allows the compile more). 16 rows: 128-164
+# registers, 70 KB of shared memory; 32 rows: 2 an SM, the GPU's one-split builds (168-196
+# registers, 2-3 an SM: docs/perf.md session 46; the long-split compile at head dim 128 holds 3
+# since v0.2.55 reads values at the keys' row offsets, and the planner's rules at 3 ran 6%
+# slower on the plans it moved); 64 rows: 186-230 registers, 104-112 KB.
 GQA_LONG_SPLIT_RESIDENCY = {(16, 64): 3, (16, 128): 3, (32, 64): 2, (32, 128): 2, (64, 64): 2,
                             (64, 128): 2}  # fmt: skip
 GQA_UNIFORM_MIN_BLOCKS = 8  # key blocks a uniform split streams before the long-split tile pays
 GQA_LONG_SPLIT_MAX_BYTES = 4 << 20  # K + V of a split past which the uniform tile streams as well
+
+
+def gqa_kv_offsets_shared(balanced: bool, head_dim: int) -> bool:
+    """Whether GQA stage 1 reads a key block's values at its keys' row offsets, computed once,
+    where the key and value caches share strides (`KV_SAME_STRIDES`): on the balanced schedule,
+    and on uniform splits from head dim 128. H200 (docs/perf.md session 46), against two sets
+    of offsets: balanced 23 of 24 special batches faster (geomean 0.973; gpt-oss qlen 8 one-long
+    194.8 -> 180.5 us, llama3-8b qlen 8 ragged 212.7 -> 204.2); uniform at head dim 128, 17 of
+    19 plans faster by up to 7.4%; at head dim 64 4 of 5 slower by up to 4.4%, where the GPU's
+    32-row one-split build takes 196 registers (2 an SM) against 136 (3)."""
+    return balanced or next_pow2(head_dim) >= 128
 
 
 def gqa_long_split_residency(block_h: int, head_dim: int, itemsize: int) -> int | None:

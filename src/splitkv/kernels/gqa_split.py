@@ -72,6 +72,9 @@ def gqa_split_kernel(
     HAS_WINDOW: tl.constexpr,
     HAS_CAP: tl.constexpr,
     RELEASE_MERGE: tl.constexpr = False,
+    # KV_SAME_STRIDES (the key and value caches laid out alike, as one tensor's two halves
+    # are): a key block's value rows sit at its key rows' offsets, computed once.
+    KV_SAME_STRIDES: tl.constexpr = False,
     # ONE_SPLIT_OUTPUT (one split a request): write the rows' output and lse, as the merge
     # would, instead of a partial, and no merge follows (`output_rows`).
     out_ptr=None,
@@ -148,6 +151,7 @@ def gqa_split_kernel(
         PREFETCH_PAGE,
         HAS_WINDOW,
         HAS_CAP,
+        KV_SAME_STRIDES,
     )
     d = tl.arange(0, BLOCK_D)
     if ONE_SPLIT_OUTPUT:
@@ -227,6 +231,7 @@ def gqa_attend_keys(
     PREFETCH_PAGE: tl.constexpr,
     HAS_WINDOW: tl.constexpr,
     HAS_CAP: tl.constexpr,
+    KV_SAME_STRIDES: tl.constexpr,
 ):
     """Online softmax of the rows over keys [key_start, key_end) of one kv head (key_start on
     a block boundary). Row r sees keys up to last_key[r] (causal MTP rule) and, with a window,
@@ -264,9 +269,12 @@ def gqa_attend_keys(
         if HAS_WINDOW:
             visible = visible & (keys[None, :] >= last_key[:, None] - window_left)
         scores = tl.where(visible, scores * LOG2E, float("-inf"))
-        v_rows = kv_row_offsets(
-            page, keys, num_pages, stride_v_page, stride_v_slot, PAGE_SIZE, SLOT_BY_MASK=True
-        )
+        if KV_SAME_STRIDES:  # a compile-time branch (Triton folds it)
+            v_rows = k_rows
+        else:
+            v_rows = kv_row_offsets(
+                page, keys, num_pages, stride_v_page, stride_v_slot, PAGE_SIZE, SLOT_BY_MASK=True
+            )
         v = tl.load(v_ptr + v_head + v_rows[:, None] + d[None, :], mask=tile_ok, other=0.0)
         m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, v)
     return m_i, l_i, acc
@@ -311,6 +319,7 @@ def gqa_balanced_kernel(
     HAS_WINDOW: tl.constexpr,
     HAS_CAP: tl.constexpr,
     RELEASE_MERGE: tl.constexpr = False,
+    KV_SAME_STRIDES: tl.constexpr = False,  # as gqa_split_kernel's
     piece_ranges_ptr=None,  # [batch, 2] int32: the merge's program range per request
 ):
     """Stage 1 on the balanced schedule (kernels/balanced.py): one program per slot of a kv
@@ -386,6 +395,7 @@ def gqa_balanced_kernel(
                 PREFETCH_PAGE,
                 HAS_WINDOW,
                 HAS_CAP,
+                KV_SAME_STRIDES,
             )
             d = tl.arange(0, BLOCK_D)
             store_partial(
