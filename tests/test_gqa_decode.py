@@ -160,17 +160,20 @@ def test_one_split_on_the_long_split_tile_over_short_ragged_requests(
     run_and_check(case, plan=plan, sinks=sinks)
 
 
-@pytest.mark.parametrize("schedule", ["uniform", "balanced"])
+@pytest.mark.parametrize("knobs", [{"num_splits": 3}, {"num_splits": 1, "whole_pieces": True},
+                                   {"schedule": "balanced"}])  # fmt: skip
 @pytest.mark.parametrize("head_dim", [64, 128])
-def test_value_cache_laid_out_apart_from_the_keys(schedule, head_dim, dtype, device):
+def test_value_cache_laid_out_apart_from_the_keys(knobs, head_dim, dtype, device):
     # Stage 1 reads a key block's values at its keys' row offsets where the two caches share
-    # strides (one tensor's two halves, as serving engines keep them: `KV_SAME_STRIDES`); a
-    # value cache of another layout (here its slots twice as far apart) takes its own.
+    # strides (one tensor's two halves, as serving engines keep them: `KV_SAME_STRIDES`, on
+    # one split and the balanced schedule at head dim 128); a value cache of another layout
+    # (here its slots twice as far apart) takes its own.
     case = random_gqa_case([70, 2, 33, 0], 8, 2, head_dim, qlen=2, page_size=16, dtype=dtype,
                            device=device)  # fmt: skip
     plan = splitkv.plan_decode(4, 80, 8, qlen=2, page_size=16, dtype=dtype, device=device,
                                kind="gqa", num_kv_heads=2, head_dim=head_dim,
-                               schedule=schedule)  # fmt: skip
+                               **knobs)  # fmt: skip
+    assert plan.whole_pieces == ("whole_pieces" in knobs)
     fused = torch.stack([case.k_cache, case.v_cache])  # [2, pages, page size, kv heads, dim]
     alike, alike_lse = run_and_check(
         dataclasses.replace(case, k_cache=fused[0], v_cache=fused[1]), plan=plan

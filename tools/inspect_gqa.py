@@ -78,7 +78,8 @@ def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool =
         "PREFETCH_PAGE": plan.page_prefetch, "HAS_WINDOW": False, "HAS_CAP": False,
         "RELEASE_MERGE": plan.dependent_launch,
         # As the launcher's for caches of one layout (the bench's, one tensor's two halves).
-        "KV_SAME_STRIDES": gqa_kv_offsets_shared(balanced, plan.head_dim_v),
+        "KV_SAME_STRIDES": gqa_kv_offsets_shared(balanced, plan.head_dim_v, plan.block_h,
+                                                 not balanced and plan.whole_pieces),
     }  # fmt: skip
     constants.update(constexprs or {})
     if balanced:

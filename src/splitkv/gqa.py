@@ -180,6 +180,10 @@ def _launch(
     if writes_output:
         schedule_consts |= one_split_output_args(out, lse, sinks)
     merge = merge and not writes_output
+    # A key block's values read at its keys' row offsets (one tensor's two halves share them).
+    shared_offsets = k_cache.stride()[:3] == v_cache.stride()[:3] and gqa_kv_offsets_shared(
+        plan.schedule == "balanced", call.head_dim, plan.block_h, writes_output
+    )
     with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
         kernel[(grid,)](
             q,
@@ -218,8 +222,7 @@ def _launch(
             HAS_WINDOW=call.window_left >= 0,
             HAS_CAP=call.logit_cap > 0,
             RELEASE_MERGE=plan.dependent_launch and merge,
-            KV_SAME_STRIDES=k_cache.stride()[:3] == v_cache.stride()[:3]
-            and gqa_kv_offsets_shared(plan.schedule == "balanced", call.head_dim),
+            KV_SAME_STRIDES=shared_offsets,
             num_warps=plan.split_num_warps,
             num_stages=plan.split_num_stages,
             **schedule_consts,

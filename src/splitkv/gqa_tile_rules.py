@@ -232,15 +232,18 @@ GQA_UNIFORM_MIN_BLOCKS = 8  # key blocks a uniform split streams before the long
 GQA_LONG_SPLIT_MAX_BYTES = 4 << 20  # K + V of a split past which the uniform tile streams as well
 
 
-def gqa_kv_offsets_shared(balanced: bool, head_dim: int) -> bool:
+def gqa_kv_offsets_shared(balanced: bool, head_dim: int, block_h: int, one_split: bool) -> bool:
     """Whether GQA stage 1 reads a key block's values at its keys' row offsets, computed once,
     where the key and value caches share strides (`KV_SAME_STRIDES`): on the balanced schedule,
-    and on uniform splits from head dim 128. H200 (docs/perf.md session 46), against two sets
-    of offsets: balanced 23 of 24 special batches faster (geomean 0.973; gpt-oss qlen 8 one-long
-    194.8 -> 180.5 us, llama3-8b qlen 8 ragged 212.7 -> 204.2); uniform at head dim 128, 17 of
-    19 plans faster by up to 7.4%; at head dim 64 4 of 5 slower by up to 4.4%, where the GPU's
-    32-row one-split build takes 196 registers (2 an SM) against 136 (3)."""
-    return balanced or next_pow2(head_dim) >= 128
+    and on uniform splits from head dim 128 at 32 rows and more or on one split. H200
+    (docs/perf.md session 46), against two sets of offsets: balanced 23 of 24 special batches
+    faster (geomean 0.973; gpt-oss qlen 8 one-long 194.8 -> 180.5 us, llama3-8b qlen 8 ragged
+    212.7 -> 204.2); uniform at head dim 128 on one split or 32-64 rows, 2-9% faster in most
+    (qwen-64-8 qlen 4 31 x 1,296 49.7 -> 46.6; one loss, 18 x 91-592 +5%: that build spills 2
+    registers); several 16-row splits 0.5-2.6% slower (llama3-70b-tp8 8 x 131,072 sharing,
+    plain, 95.8 -> 100.7); at head dim 64 4 of 5 slower by up to 4.4%, where the GPU's 32-row
+    one-split build takes 196 registers (2 an SM) against 136 (3)."""
+    return balanced or (next_pow2(head_dim) >= 128 and (block_h >= 32 or one_split))
 
 
 def gqa_long_split_residency(block_h: int, head_dim: int, itemsize: int) -> int | None:
