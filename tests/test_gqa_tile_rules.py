@@ -1,6 +1,6 @@
 """The GQA tile rules as functions of their inputs, without a plan around them: where uniform
-splits take the long-split tile, how far the planner's split count halves for it, and the cap
-a kv head's partials put on it."""
+splits take the long-split tile, how far the planner's split count halves for it, the cap a kv
+head's partials put on it, and which builds read values at the keys' row offsets."""
 
 import torch
 
@@ -8,6 +8,7 @@ import splitkv
 from splitkv.gqa_tile_rules import (
     GQA_LONG_SPLIT_MAX_BYTES,
     GQA_UNIFORM_MIN_BLOCKS,
+    gqa_kv_offsets_shared,
     gqa_long_split_count,
     gqa_long_split_residency,
     gqa_long_split_tile,
@@ -287,3 +288,17 @@ def test_thin_launches_take_one_split_only_over_short_programs():
     assert plan(88, 400, 1, heads=8).num_splits > 1
     assert plan(96, 640, 1, heads=8).num_splits == 1
     assert plan(96, 768, 1, heads=8).num_splits > 1
+
+
+def test_values_at_the_keys_offsets_where_the_builds_ran_faster():
+    # balanced everywhere; uniform from head dim 128 on one split or 32-64 rows; not several
+    # 16-row splits (0.5-2.6% slower), nor uniform at head dim 64 (docs/perf.md session 46).
+    for head_dim in (64, 128):
+        for block_h in (16, 32, 64):
+            assert gqa_kv_offsets_shared(True, head_dim, block_h, False)
+    assert gqa_kv_offsets_shared(False, 128, 16, True)
+    assert gqa_kv_offsets_shared(False, 96, 32, False)  # 96 pads to the 128-wide tile
+    assert gqa_kv_offsets_shared(False, 256, 64, False)
+    assert not gqa_kv_offsets_shared(False, 128, 16, False)
+    assert not gqa_kv_offsets_shared(False, 64, 32, True)
+    assert not gqa_kv_offsets_shared(False, 64, 16, True)
