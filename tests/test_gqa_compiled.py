@@ -162,3 +162,18 @@ def test_wide_tile_residency_matches_the_compiled_tiles():
                 fewest[key, block_n] = min(fewest.get((key, block_n), 99), row["per_sm"])
     listed = {(k, n): held for k, by in GQA_WIDE_TILE_RESIDENCY.items() for n, held in by.items()}
     assert fewest == listed
+
+
+def test_one_splits_keep_their_residency_with_values_at_the_keys_offsets():
+    # The GPU's one-split builds (`tools/gqa_plan_ab.py --builds`, docs/perf.md session 46),
+    # which the CPU compile of the same batch reproduces: gpt-oss at qlen 4 (32 rows, head dim
+    # 64, 128-key blocks) takes 136 registers, 3 an SM, and 196 (2) with the values read at the
+    # keys' row offsets, so head dim 64 keeps its own; qwen-64-8 at qlen 4 (head dim 128) gains
+    # a program an SM with them (180 -> 168 registers, 2 -> 3) and ran 4-7% faster.
+    rows = compiled_all("--model", "gpt-oss", "qwen-64-8", "--qlen", "4", "--batch",
+                        "28:261-843", tool="inspect_gqa.py")  # fmt: skip
+    by = {row["model"]: row for row in rows}
+    for row in rows:
+        assert (row["schedule"], row["block_h"], row["stages"]) == ("uniform", 32, 3), row
+    assert by["gpt-oss"]["per_sm"] == 3 and by["gpt-oss"]["stack_bytes"] == 0, by["gpt-oss"]
+    assert by["qwen-64-8"]["per_sm"] == 3, by["qwen-64-8"]

@@ -6,6 +6,7 @@ its programs fit an SM at once beside the grid (the waves the launch takes).
     python tools/inspect_gqa.py --model gpt-oss --qlen 4 --batch ragged
     python tools/inspect_gqa.py --batch uniform --qlen 1 4 8       # the long-split tiles
     python tools/inspect_gqa.py --model llama3-8b --knobs block_n=128 num_stages=2
+    python tools/inspect_gqa.py --model gpt-oss --qlen 4 --batch 28:261-843  # N:KEYS or N:LO-HI
 
 Plans for the H200 preset on the "meta" device (no allocation); uses the ptxas and cuobjdump
 inside Triton's wheel (tools/inspect_kernel.py), sm_90 by default.
@@ -27,6 +28,7 @@ from triton.compiler import ASTSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gqa_plan_snapshot import spread
 from inspect_kernel import loop_bodies, registers_and_stack, sass_of
 
 import splitkv
@@ -142,10 +144,23 @@ def held_programs(paths) -> dict:
     return held
 
 
+def batch_lengths(batch: str) -> list[int]:
+    """A named batch (BATCHES), or N:KEYS / N:LO-HI (N requests, lengths evenly from LO to HI,
+    as `tools/gqa_plan_ab.py --batch` spells them): the plans a device run's `--builds` list."""
+    if batch in BATCHES:
+        return BATCHES[batch]
+    requests, _, keys = batch.partition(":")
+    lo, _, hi = keys.partition("-")
+    if not (requests.isdigit() and lo.isdigit() and (hi or lo).isdigit()):
+        raise argparse.ArgumentTypeError(f"--batch: one of {sorted(BATCHES)}, N:KEYS or "
+                                         f"N:LO-HI, got {batch!r}")  # fmt: skip
+    return spread(int(requests), int(lo), int(hi or lo))
+
+
 def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None = None,
             generic_splits: bool = False, constexprs: dict | None = None) -> dict:  # fmt: skip
     q_heads, kv_heads, head_dim = GQA_MODELS[model][:3]
-    lengths = BATCHES[batch]
+    lengths = batch_lengths(batch)
     spec = splitkv.DeviceSpec.preset("h200")
     plan = splitkv.plan_decode(len(lengths), max(lengths), q_heads, qlen=qlen, kind="gqa",
                                num_kv_heads=kv_heads, head_dim=head_dim, page_size=16,
@@ -179,9 +194,8 @@ def main() -> None:
     parser.add_argument("--model", nargs="+", default=["llama3-8b", "gpt-oss", "llama3-70b-tp8"],
                         choices=sorted(GQA_MODELS))  # fmt: skip
     parser.add_argument("--qlen", nargs="+", type=int, default=[1])
-    parser.add_argument(
-        "--batch", nargs="+", default=["one-long", "ragged"], choices=sorted(BATCHES)
-    )
+    parser.add_argument("--batch", nargs="+", default=["one-long", "ragged"],
+                        help=f"{', '.join(sorted(BATCHES))}, N:KEYS or N:LO-HI")  # fmt: skip
     parser.add_argument("--knobs", nargs="*", type=knob, default=[],
                         help="plan_decode knobs, NAME=VALUE")  # fmt: skip
     parser.add_argument("--constexprs", nargs="*", type=knob, default=[],
@@ -191,6 +205,11 @@ def main() -> None:
                         help="one split's build with num_splits not a constant")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="JSON lines (always)")
     args = parser.parse_args()
+    for batch in args.batch:
+        try:
+            batch_lengths(batch)
+        except argparse.ArgumentTypeError as error:
+            parser.error(str(error))
     for model in args.model:
         for qlen in args.qlen:
             for batch in args.batch:
