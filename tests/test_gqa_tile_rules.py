@@ -293,6 +293,7 @@ def test_thin_launches_take_one_split_only_over_short_programs():
 def test_values_at_the_keys_offsets_where_the_builds_ran_faster():
     # balanced everywhere; uniform from head dim 128 on one split or 32-64 rows; not several
     # 16-row splits (0.5-2.6% slower), nor uniform at head dim 64 (docs/perf.md session 46).
+    # The uniform 32-row one split decides on its launch (below).
     for head_dim in (64, 128):
         for block_h in (16, 32, 64):
             assert gqa_kv_offsets_shared(True, head_dim, block_h, False)
@@ -302,3 +303,7 @@ def test_values_at_the_keys_offsets_where_the_builds_ran_faster():
     assert not gqa_kv_offsets_shared(False, 128, 16, False)
     assert not gqa_kv_offsets_shared(False, 64, 32, True)
     assert not gqa_kv_offsets_shared(False, 64, 16, True)
+    # A 32-row one split (its build spills 2 registers with them) from 1.5 programs an SM.
+    assert gqa_kv_offsets_shared(False, 128, 32, True, 198, 132)
+    assert not gqa_kv_offsets_shared(False, 128, 32, True, 197, 132)
+    assert gqa_kv_offsets_shared(False, 128, 64, True, 72, 132)

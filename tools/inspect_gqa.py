@@ -60,12 +60,13 @@ OUTPUT_ALIGNED = ("out_ptr", "lse_ptr", "sinks_ptr", "stride_out_batch", "stride
 
 
 def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool = False,
-                 generic_splits: bool = False, constexprs: dict | None = None):  # fmt: skip
+                 generic_splits: bool = False, constexprs: dict | None = None,
+                 programs: int = 0, compute_units: int = 132):  # fmt: skip
     """The stage-1 kernel `gqa._launch` builds for `plan` (no window, no cap; a uniform plan
     with `whole_pieces` writes the output rows and lse itself, with the model's `sinks`);
     `maxnreg`: with ptxas's register cap (not a plan knob: what a cap would cost in spills);
     `generic_splits`: one split's build with num_splits an int, as `do_not_specialize` would
-    compile it."""
+    compile it; `programs`: the launch's grid, on `compute_units` SMs."""
     elem = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}[plan.dtype]
     balanced = plan.schedule == "balanced"
     kernel = gqa_balanced_kernel if balanced else gqa_split_kernel
@@ -81,7 +82,8 @@ def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool =
         "RELEASE_MERGE": plan.dependent_launch,
         # As the launcher's for caches of one layout (the bench's, one tensor's two halves).
         "KV_SAME_STRIDES": gqa_kv_offsets_shared(balanced, plan.head_dim_v, plan.block_h,
-                                                 not balanced and plan.whole_pieces),
+                                                 not balanced and plan.whole_pieces, programs,
+                                                 compute_units),
     }  # fmt: skip
     constants.update(constexprs or {})
     if balanced:
@@ -166,15 +168,16 @@ def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None 
                                num_kv_heads=kv_heads, head_dim=head_dim, page_size=16,
                                dtype=torch.bfloat16, device="meta", device_spec=spec,
                                seq_lens=lengths, **knobs)  # fmt: skip
+    per_head = plan.num_programs + len(lengths) if plan.schedule == "balanced" else (
+        plan.num_splits * len(lengths))  # fmt: skip
+    grid = per_head * kv_heads * plan.num_head_blocks
     kernel = compile_plan(plan, maxnreg=maxnreg, sinks=GQA_MODELS[model][3],
-                          generic_splits=generic_splits, constexprs=constexprs)  # fmt: skip
+                          generic_splits=generic_splits, constexprs=constexprs, programs=grid,
+                          compute_units=spec.compute_units)  # fmt: skip
     registers, stack = registers_and_stack(kernel)
     # The key loop: the longest backward branch's body (the epilogue's loops are short).
     loop = max((len(body) for body in loop_bodies(sass_of(kernel))), default=0)
     fit = residency(registers, kernel.metadata.shared, plan.split_num_warps)
-    per_head = plan.num_programs + len(lengths) if plan.schedule == "balanced" else (
-        plan.num_splits * len(lengths))  # fmt: skip
-    grid = per_head * kv_heads * plan.num_head_blocks
     return {"model": model, "qlen": qlen, "batch": batch, "schedule": plan.schedule,
             "block_h": plan.block_h, "block_n": plan.block_n, "stages": plan.split_num_stages,
             "prefetch": plan.page_prefetch, "warps": plan.split_num_warps,

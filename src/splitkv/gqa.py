@@ -9,6 +9,7 @@ import torch
 import triton
 
 from splitkv.checks import GqaCall, check_gqa_call, validate_decode_data
+from splitkv.device import DeviceSpec
 from splitkv.gqa_tile_rules import gqa_kv_offsets_shared
 from splitkv.kernels.gqa_split import gqa_balanced_kernel, gqa_split_kernel
 from splitkv.mla import lse_args, merge_follows, merge_workspace
@@ -182,8 +183,9 @@ def _launch(
     merge = merge and not writes_output
     # A key block's values read at its keys' row offsets (one tensor's two halves share them).
     shared_offsets = k_cache.stride()[:3] == v_cache.stride()[:3] and gqa_kv_offsets_shared(
-        plan.schedule == "balanced", call.head_dim, plan.block_h, writes_output
-    )
+        plan.schedule == "balanced", call.head_dim, plan.block_h, writes_output, grid,
+        DeviceSpec.from_torch(q.device).compute_units,
+    )  # fmt: skip
     with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
         kernel[(grid,)](
             q,

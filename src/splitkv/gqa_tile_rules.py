@@ -232,18 +232,31 @@ GQA_UNIFORM_MIN_BLOCKS = 8  # key blocks a uniform split streams before the long
 GQA_LONG_SPLIT_MAX_BYTES = 4 << 20  # K + V of a split past which the uniform tile streams as well
 
 
-def gqa_kv_offsets_shared(balanced: bool, head_dim: int, block_h: int, one_split: bool) -> bool:
+GQA_SHARED_OFFSETS_THIN_32 = 1.5  # programs an SM a 32-row one split needs for them
+
+
+def gqa_kv_offsets_shared(balanced: bool, head_dim: int, block_h: int, one_split: bool,
+                          programs: int = 0, compute_units: int = 0) -> bool:  # fmt: skip
     """Whether GQA stage 1 reads a key block's values at its keys' row offsets, computed once,
     where the key and value caches share strides (`KV_SAME_STRIDES`): on the balanced schedule,
-    and on uniform splits from head dim 128 at 32 rows and more or on one split. H200
-    (docs/perf.md session 46), against two sets of offsets: balanced 23 of 24 special batches
-    faster (geomean 0.973; gpt-oss qlen 8 one-long 194.8 -> 180.5 us, llama3-8b qlen 8 ragged
-    212.7 -> 204.2); uniform at head dim 128 on one split or 32-64 rows, 2-9% faster in most
-    (qwen-64-8 qlen 4 31 x 1,296 49.7 -> 46.6; one loss, 18 x 91-592 +5%: that build spills 2
-    registers); several 16-row splits 0.5-2.6% slower (llama3-70b-tp8 8 x 131,072 sharing,
-    plain, 95.8 -> 100.7); at head dim 64 4 of 5 slower by up to 4.4%, where the GPU's 32-row
-    one-split build takes 196 registers (2 an SM) against 136 (3)."""
-    return balanced or (next_pow2(head_dim) >= 128 and (block_h >= 32 or one_split))
+    and on uniform splits from head dim 128 at 32-64 rows or on one split, but a 32-row one
+    split only where its launch (`programs` over `compute_units` SMs) holds 1.5 programs an SM.
+    H200 (docs/perf.md session 46), against two sets of offsets: balanced 23 of 24 special
+    batches faster (geomean 0.973; gpt-oss qlen 8 one-long 194.8 -> 180.5 us, llama3-8b qlen 8
+    ragged 212.7 -> 204.2); uniform at head dim 128 on one split or 32-64 rows mostly 1-9%
+    faster (qwen-64-8 qlen 4 31 x 1,296 49.7 -> 46.6). The 32-row one split at 8 kv heads
+    spills 2 registers with them: from 1.6 programs an SM 2.5-7% faster, under 1.1 4.9-6.9%
+    slower (qwen-64-8 qlen 4 12 x 600 16.0 -> 17.1), between level to +4%. Several 16-row
+    splits ran 0.5-2.6% slower (llama3-70b-tp8 8 x 131,072 sharing, plain, 95.8 -> 100.7), and
+    uniform head dim 64 up to 4.4%, where the GPU's 32-row one-split build takes 196 registers
+    (2 an SM) against 136 (3)."""
+    if balanced:
+        return True
+    if next_pow2(head_dim) < 128:
+        return False
+    if one_split and block_h == 32:
+        return programs >= GQA_SHARED_OFFSETS_THIN_32 * compute_units
+    return block_h >= 32 or one_split
 
 
 def gqa_long_split_residency(block_h: int, head_dim: int, itemsize: int) -> int | None:
