@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gqa_plan_snapshot import spread
+from gqa_plan_snapshot import spread_of
 
 import splitkv
 import splitkv.plan as plan_module
@@ -49,9 +49,7 @@ def batch_arg(text: str) -> tuple[str, int, list[int], str]:
     model, qlen, requests, keys = text.split(":")
     if model not in GQA_MODELS:
         raise argparse.ArgumentTypeError(f"unknown model {model!r}: one of {sorted(GQA_MODELS)}")
-    lo, _, hi = keys.partition("-")
-    lengths = spread(int(requests), int(lo), int(hi or lo))
-    return model, int(qlen), lengths, f"{model} {qlen} {requests} {keys}"
+    return model, int(qlen), spread_of(requests, keys), f"{model} {qlen} {requests} {keys}"
 
 
 def field_value(text: str) -> tuple[str, object]:

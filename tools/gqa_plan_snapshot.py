@@ -28,6 +28,13 @@ def spread(n: int, lo: int, hi: int) -> list[int]:
     return [lo + (hi - lo) * i // max(1, n - 1) for i in range(n)]
 
 
+def spread_of(requests: str, keys: str) -> list[int]:
+    """The lengths a batch spelled REQUESTS and KEYS or LO-HI names (the tools' `--batch`):
+    every request KEYS long, or lengths evenly from LO to HI."""
+    lo, _, hi = keys.partition("-")
+    return spread(int(requests), int(lo), int(hi or lo))
+
+
 # Ragged batches where the balanced grid's small-batch rules decide (docs/perf.md session
 # 35): a cascade's suffix pass, small and many-short batches, one long request beside 47.
 BATCHES += (spread(48, 100, 4000), spread(32, 100, 2000), spread(16, 500, 8000),

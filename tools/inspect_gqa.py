@@ -28,7 +28,7 @@ from triton.compiler import ASTSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gqa_plan_snapshot import spread
+from gqa_plan_snapshot import spread_of
 from inspect_kernel import loop_bodies, registers_and_stack, sass_of
 
 import splitkv
@@ -152,11 +152,17 @@ def batch_lengths(batch: str) -> list[int]:
     if batch in BATCHES:
         return BATCHES[batch]
     requests, _, keys = batch.partition(":")
-    lo, _, hi = keys.partition("-")
-    if not (requests.isdigit() and lo.isdigit() and (hi or lo).isdigit()):
-        raise argparse.ArgumentTypeError(f"--batch: one of {sorted(BATCHES)}, N:KEYS or "
-                                         f"N:LO-HI, got {batch!r}")  # fmt: skip
-    return spread(int(requests), int(lo), int(hi or lo))
+    return spread_of(requests, keys)
+
+
+def batch_name(text: str) -> str:
+    """`--batch`'s type: the name, once its lengths parse."""
+    try:
+        batch_lengths(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"one of {sorted(BATCHES)}, N:KEYS or N:LO-HI, got "
+                                         f"{text!r}") from None  # fmt: skip
+    return text
 
 
 def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None = None,
@@ -197,7 +203,7 @@ def main() -> None:
     parser.add_argument("--model", nargs="+", default=["llama3-8b", "gpt-oss", "llama3-70b-tp8"],
                         choices=sorted(GQA_MODELS))  # fmt: skip
     parser.add_argument("--qlen", nargs="+", type=int, default=[1])
-    parser.add_argument("--batch", nargs="+", default=["one-long", "ragged"],
+    parser.add_argument("--batch", nargs="+", type=batch_name, default=["one-long", "ragged"],
                         help=f"{', '.join(sorted(BATCHES))}, N:KEYS or N:LO-HI")  # fmt: skip
     parser.add_argument("--knobs", nargs="*", type=knob, default=[],
                         help="plan_decode knobs, NAME=VALUE")  # fmt: skip
@@ -208,11 +214,6 @@ def main() -> None:
                         help="one split's build with num_splits not a constant")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="JSON lines (always)")
     args = parser.parse_args()
-    for batch in args.batch:
-        try:
-            batch_lengths(batch)
-        except argparse.ArgumentTypeError as error:
-            parser.error(str(error))
     for model in args.model:
         for qlen in args.qlen:
             for batch in args.batch:
