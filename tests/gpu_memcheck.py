@@ -98,6 +98,22 @@ def wide_uniform_tiles(dev: str) -> None:
         gqa_decode_corrupt(gqa, plan, {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 59: -2})
 
 
+def packed_kv_heads(dev: str) -> None:
+    """Two kv heads a program (`kv_pack`, gpt-oss's shape at qlen 1), uniform and balanced,
+    with sinks, then with corrupt page ids and lengths: a group's second head reads at its own
+    head stride within the same rows."""
+    lengths = [1, 63, 600, 513, 5, 2048, 0, 17]
+    gqa = random_gqa_case(lengths, 64, 8, 64, page_size=16, sinks=True, dtype=torch.bfloat16,
+                          device=dev)  # fmt: skip
+    for knobs in ({"num_splits": 3}, {"num_splits": 1}, {"schedule": "balanced"}):
+        plan = splitkv.plan_decode(len(lengths), max(lengths), 64, kind="gqa", num_kv_heads=8,
+                                   head_dim=64, page_size=16, device=dev, seq_lens=lengths,
+                                   kv_pack=2, **knobs)  # fmt: skip
+        out, lse = splitkv.gqa_decode(*gqa.args, plan=plan, sinks=gqa.sinks)
+        check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args, sinks=gqa.sinks))
+        gqa_decode_corrupt(gqa, plan, {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})
+
+
 def main() -> None:
     torch.manual_seed(0)
     dev = "cuda"
@@ -309,6 +325,7 @@ def main() -> None:
                              {(1, 5): 1 << 30, (3, -1): -5}, {2: 1 << 30})  # fmt: skip
     wide_uniform_tiles(dev)
     default_one_splits(dev)
+    packed_kv_heads(dev)
     states = torch.randn(5, 7, 12, 512, device=dev, dtype=torch.bfloat16)
     state_lses = torch.randn(5, 7, 12, device=dev)
     state_lses[2] = float("-inf")

@@ -20,10 +20,22 @@ def test_a_variant_replaces_only_the_fields_it_names():
                     "--plans-only")  # fmt: skip
     assert done.returncode == 0, done.stderr[-500:]
     (row,) = [json.loads(line) for line in done.stdout.splitlines()]
-    planned = row["plan planned"]  # schedule, splits, block_h, block_n, stages, whole_pieces
-    assert planned == ["uniform", 1, 32, 128, 3, True]  # session 39's one-split tile
-    assert row["plan 2 stages"] == [*planned[:4], 2, True]
+    # schedule, splits, block_h, block_n, stages, whole_pieces, kv_pack
+    planned = row["plan planned"]
+    assert planned == ["uniform", 1, 32, 128, 3, True, 1]  # session 39's one-split tile
+    assert row["plan 2 stages"] == [*planned[:4], 2, True, 1]
     assert row["plan 64 keys"] == [*planned[:3], 64, *planned[4:]]
+
+
+def test_named_batches_and_packed_kv_heads():
+    # Issue 5's batches by name; kv_pack plans the call anew (two kv heads a program).
+    done = run_tool("--batch", "gpt-oss:1:ragged", "gpt-oss:1:one-long", "--variant", "pack 1",
+                    "kv_pack=1", "--variant", "pack 2", "kv_pack=2", "--plans-only")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-500:]
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [row["batch"] for row in rows] == ["gpt-oss 1 ragged", "gpt-oss 1 one-long"]
+    for row in rows:
+        assert row["plan pack 1"][-1] == 1 and row["plan pack 2"][-1] == 2, row
 
 
 def test_a_field_outside_the_tile_is_refused():

@@ -520,7 +520,10 @@ def test_h200_gqa_balanced_tile_and_grid():
     # grid gives each program 10 key blocks, as whole programs an SM, 1 to 8 an SM.
     for lengths in (GQA_RAGGED, GQA_ONE_LONG):
         assert knobs(plan(lengths, 32, 8, 128)) == ("balanced", 132, 64, 3, True, 4)  # llama3-8b
-        assert knobs(plan(lengths, 64, 8, 64)) == ("balanced", 132, 128, 3, True, 4)  # gpt-oss
+        # gpt-oss unpacked; by default two kv heads a program (gqa_pack.py): a block of 64
+        # keys x 128 columns, the same 32 KB, and a wave of programs over half the kv heads.
+        assert knobs(plan(lengths, 64, 8, 64, kv_pack=1)) == ("balanced", 132, 128, 3, True, 4)
+        assert knobs(plan(lengths, 64, 8, 64)) == ("balanced", 264, 64, 3, True, 4)
     # llama3-70b-tp8 (one kv head): 269 and 357 programs of 10 blocks would be 2 an SM, under
     # one wave of the 3 an SM its 16-row tile holds, so the launch (num_programs + batch)
     # fills that wave (docs/perf.md session 29).
@@ -586,7 +589,9 @@ def test_h200_gqa_balanced_tile_and_grid():
     assert tile(plan([131072], 64, 8, 64, qlen=8)) == ("uniform", 32, 128, 3, True)  # 64 rows
     # Splits of 16 MiB (and 8 at head dim 64) stream as well on the uniform tile.
     assert tile(plan([131072] * 8, 32, 8, 128)) == ("uniform", 8, 64, 2, False)
-    assert tile(plan([131072] * 8, 64, 8, 64)) == ("uniform", 8, 128, 2, False)
+    assert tile(plan([131072] * 8, 64, 8, 64, kv_pack=1)) == ("uniform", 8, 128, 2, False)
+    # gpt-oss packed two kv heads a program: twice the splits of half the programs each.
+    assert tile(plan([131072] * 8, 64, 8, 64)) == ("uniform", 16, 64, 2, False)
     # A caller's split count is kept: the tile only where that launch fits the wave.
     assert tile(plan([131072] * 2, 8, 1, 128, num_splits=256)) == ("uniform", 256, 64, 2, False)
     assert tile(plan([131072] * 2, 8, 1, 128, num_splits=64)) == ("uniform", 64, 64, 3, True)
@@ -768,9 +773,10 @@ def test_h200_mla_tiles_key_blocks():
     assert (wide_256.block_h, wide_256.block_n) == (32, 64)  # 64 x 256 elements a block
     # Head dim 64 (gpt-oss): 128-key blocks, the 32 KB of K + V that 64 keys are at d 128.
     oss = dict(kind="gqa", num_kv_heads=8, head_dim=64, device="meta", device_spec=H200)
-    assert splitkv.plan_decode(8, 32768, 64, **oss).block_n == 128
+    assert splitkv.plan_decode(8, 32768, 64, **oss, kv_pack=1).block_n == 128
+    assert splitkv.plan_decode(8, 32768, 64, **oss).block_n == 64  # packed: 2 x 64 columns
     # The balanced 16-row programs' tile: 32 KB a block too (test_h200_gqa_balanced_tile_and_grid).
-    assert splitkv.plan_decode(8, 32768, 64, **oss, schedule="balanced").block_n == 128
+    assert splitkv.plan_decode(8, 32768, 64, **oss, schedule="balanced", kv_pack=1).block_n == 128
     assert splitkv.plan_decode(8, 32768, 64, **{**oss, "head_dim": 128}).block_n == 64
 
 

@@ -18,8 +18,10 @@ shared memory, warps, stages and its specialisation key) as JSON lines: the GPU'
 `--generic num_splits` compiles the uniform stage 1 without Triton's specialisation of that int
 argument (an int equal to 1 becomes a constant), for the whole run: run it twice to compare.
 
-A batch is MODEL:QLEN:REQUESTS:KEYS (`bench.shapes.GQA_MODELS`; every request KEYS long), or
-MODEL:QLEN:REQUESTS:LO-HI for a ragged batch (lengths evenly from LO to HI).
+A batch is MODEL:QLEN:REQUESTS:KEYS (`bench.shapes.GQA_MODELS`; every request KEYS long),
+MODEL:QLEN:REQUESTS:LO-HI for a ragged batch (lengths evenly from LO to HI), or
+MODEL:QLEN:ragged / MODEL:QLEN:one-long (issue 5's batches, `bench.shapes.GQA_RAGGED` and
+`GQA_ONE_LONG`).
 """
 
 import argparse
@@ -34,21 +36,36 @@ from gqa_plan_snapshot import spread_of
 
 import splitkv
 import splitkv.plan as plan_module
-from splitkv.bench.shapes import GQA_MODELS
+from splitkv.bench.shapes import GQA_MODELS, GQA_ONE_LONG, GQA_RAGGED
 
-SHOWN = ("schedule", "num_splits", "block_h", "block_n", "split_num_stages", "whole_pieces")
+SHOWN = (
+    "schedule",
+    "num_splits",
+    "block_h",
+    "block_n",
+    "split_num_stages",
+    "whole_pieces",
+    "kv_pack",
+)
 # The fields a variant may replace: stage 1's tile only. The others size the workspace or set
 # what runs after stage 1, which plan_decode fixed with the plan (use its knobs for those).
 TILE_FIELDS = ("block_n", "split_num_stages", "split_num_warps", "page_prefetch")
-PLAN_KNOBS = ("block_h", "schedule", "num_splits")
+PLAN_KNOBS = ("block_h", "schedule", "num_splits", "kv_pack")
 PAGE_SIZE = 16  # `bench.shapes.gqa_batch`'s
+
+
+# Issue 5's GQA batches, as `splitkv bench --kind gqa --special` times them.
+NAMED_BATCHES = {"ragged": list(GQA_RAGGED), "one-long": list(GQA_ONE_LONG)}
 
 
 def batch_arg(text: str) -> tuple[str, int, list[int], str]:
     """(model, qlen, request lengths, the batch's name)."""
-    model, qlen, requests, keys = text.split(":")
+    model, qlen, *spelled = text.split(":")
     if model not in GQA_MODELS:
         raise argparse.ArgumentTypeError(f"unknown model {model!r}: one of {sorted(GQA_MODELS)}")
+    if len(spelled) == 1 and spelled[0] in NAMED_BATCHES:
+        return model, int(qlen), NAMED_BATCHES[spelled[0]], f"{model} {qlen} {spelled[0]}"
+    requests, keys = spelled
     return model, int(qlen), spread_of(requests, keys), f"{model} {qlen} {requests} {keys}"
 
 

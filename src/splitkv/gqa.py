@@ -167,7 +167,8 @@ def _launch(
     merge: bool = True,
 ) -> None:
     ws = plan.workspace
-    per_program = call.num_kv_heads * plan.num_head_blocks
+    # Programs a request and split (or slot) launches: groups of kv_pack kv heads x head blocks.
+    per_program = call.num_kv_heads // plan.kv_pack * plan.num_head_blocks
     if plan.schedule == "balanced":
         # One program per partial slot (kernels/balanced.py).
         kernel, grid = gqa_balanced_kernel, (plan.num_programs + call.batch) * per_program
@@ -183,8 +184,8 @@ def _launch(
     merge = merge and not writes_output
     # A key block's values read at its keys' row offsets (one tensor's two halves share them).
     shared_offsets = k_cache.stride()[:3] == v_cache.stride()[:3] and gqa_kv_offsets_shared(
-        plan.schedule == "balanced", call.head_dim, plan.block_h, writes_output, grid,
-        DeviceSpec.from_torch(q.device).compute_units,
+        plan.schedule == "balanced", call.head_dim * plan.kv_pack, plan.block_h, writes_output,
+        grid, DeviceSpec.from_torch(q.device).compute_units,
     )  # fmt: skip
     with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
         kernel[(grid,)](
@@ -225,6 +226,7 @@ def _launch(
             HAS_CAP=call.logit_cap > 0,
             RELEASE_MERGE=plan.dependent_launch and merge,
             KV_SAME_STRIDES=shared_offsets,
+            KV_PACK=plan.kv_pack,
             num_warps=plan.split_num_warps,
             num_stages=plan.split_num_stages,
             **schedule_consts,

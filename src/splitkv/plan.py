@@ -15,6 +15,7 @@ import torch
 from splitkv import warp_specialized as ws
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_bool, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
+from splitkv.gqa_pack import gqa_kv_pack_may_pay, kv_pack_for, packed_plan_agrees, packed_tile
 from splitkv.gqa_tile_rules import (
     gqa_balanced_grid,
     gqa_one_split_pays,
@@ -119,6 +120,7 @@ class DecodePlan:
     `latent_chains` 2 (MLA) keeps the latent dims in halves, so the score dot runs as two
     independent mma chains (docs/perf.md); `kv_tma` (MLA) brings whole key blocks in by bulk
     tensor copies (TMA) instead of per-thread loads.
+    `kv_pack` (GQA) kv heads share a program: the kv-head axis counts groups of that many.
     `schedule` "balanced" replaces the splits by `num_programs` programs per head block that
     share the batch's key blocks evenly (ragged batches; `block_b` is the batch bound the
     kernels scan; `program_loop` launches one program per schedule program instead of one per
@@ -174,11 +176,13 @@ class DecodePlan:
     merge_streams: bool = False
     alternate_blocks: bool = False
     merge_rows: int = 1
+    kv_pack: int = 1
 
     @property
     def split_grid(self) -> int:
         """Stage-1 programs for a full batch."""
-        return self.num_splits * self.batch_size * self.num_kv_heads * self.num_head_blocks
+        groups = self.num_kv_heads // self.kv_pack
+        return self.num_splits * self.batch_size * groups * self.num_head_blocks
 
     @property
     def merge_block_d(self) -> int:
@@ -207,6 +211,7 @@ def plan_decode(
     merge_d_split: int | None = None,
     merge_num_warps: int | None = None,
     merge_rows: int | None = None,
+    kv_pack: int | None = None,
     block_h: int | None = None,
     block_n: int | None = None,
     num_warps: int | None = None,
@@ -237,6 +242,10 @@ def plan_decode(
         num_heads: query heads (MLA: all share the one latent KV head).
         num_kv_heads: GQA/MHA kv heads (dividing num_heads); 1 for MLA.
         head_dim: GQA/MHA head dim (default 128); MLA uses head_dim_qk / head_dim_v.
+        kv_pack: GQA kv heads one stage-1 program attends at once (a power of two dividing
+            num_kv_heads; their rows in one 16-row tile, their columns at most 256;
+            splitkv/gqa_pack.py); default: 2 on gpt-oss's shape where the H200 measured a
+            gain, else 1. Split counts and num_programs then count groups of kv_pack heads.
         window_left: GQA sliding window the calls will use (-1: none); with a window only the
             last window_left + qlen keys are split.
         schedule: "uniform" (every request cut into num_splits), "balanced" (the batch's key
@@ -385,6 +394,9 @@ def plan_decode(
     >>> plan.num_splits, plan.grid_order, plan.merge_block_s, plan.merge_d_split
     (64, 'split_major', 64, 16)
     """
+    # Every argument as given: the default kv_pack plans the call twice more with its pack
+    # pinned (below).
+    arguments = dict(locals())
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(device)
@@ -439,23 +451,41 @@ def plan_decode(
         schedule = "uniform"  # the flags are split by split (plan_rules.merge_streams_for)
     rows = num_heads * qlen
     group_rows = rows // num_kv_heads  # query rows one program's kv head serves
-    block_h = block_h_for(block_h, kind, group_rows, spec)
-    default_splits, default_order = num_splits is None, grid_order is None
-    num_head_blocks = -(-group_rows // block_h)
     # GQA tiles left to the planner take the measured rules (`gqa_tile_for`, below; one split
     # where it pays): the schedule model weighs the uniform split count those rules run.
     tile_free = block_n is None and num_stages is None and not interpreted
     gqa_tiled = kind == "gqa" and tile_free and spec.tunables.gqa_balanced_min_blocks > 0
+    keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
+    # The longest request's keys, where every length is given (the table's width is often
+    # wider), and whether the batch is ragged: the one-split rule's inputs.
+    known = len(lengths) == batch_size
+    longest = min(keys, max(lengths) if known else keys)
+    ragged = known and min(lengths) < longest
+    pack_pays = False
+    free = kv_pack is None and gqa_tiled and num_splits is None and num_programs is None
+    if free and gqa_kv_pack_may_pay(num_kv_heads, group_rows, head_dim_v, dtype.itemsize):
+        # Both plans made without a workspace ("meta"), each with its pack pinned.
+        twin = {**arguments, "device": "meta", "device_spec": spec, "seq_lens": lengths or None}
+        pack_pays = packed_plan_agrees(plan_decode(**{**twin, "kv_pack": 1}),
+                                       plan_decode(**{**twin, "kv_pack": 2}), spec)  # fmt: skip
+    kv_pack = kv_pack_for(kv_pack, kind, num_kv_heads, group_rows, head_dim_v, pack_pays)
+    # What stage 1's rules weigh: programs a request and split launches (kv heads over packs,
+    # times head blocks below) and the tile's head dim (gqa_pack.py).
+    kv_groups, tile_head_dim = packed_tile(num_kv_heads, head_dim_v, kv_pack)
+    tile_rows = group_rows if kv_pack == 1 else kv_pack * next_pow2(group_rows)
+    block_h = block_h_for(block_h, kind, tile_rows, spec)
+    default_splits, default_order = num_splits is None, grid_order is None
+    num_head_blocks = -(-tile_rows // block_h)
+    programs_a_split = kv_groups * num_head_blocks  # a request's stage-1 programs a split
     # The one split below (its longest request's keys): the long-split tile however short,
     # uniform.
     short_split_keys = None
-    keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
     if num_splits is None:
         if kind == "mla":
             num_splits = num_partitions(batch_size, keys, rows, spec, is_mla=True)
         else:
             num_splits = num_partitions(
-                batch_size, keys, num_kv_heads, spec, is_mla=False, head_dim=head_dim_v
+                batch_size, keys, kv_groups, spec, is_mla=False, head_dim=tile_head_dim
             )
             # One kv head and head block (llama3-70b-tp8): the fill rule counts programs,
             # where tall splits also write partials that the merge reads back.
@@ -466,14 +496,11 @@ def plan_decode(
                     partial_dtype.itemsize, batch_size, spec.compute_units,
                 ))  # fmt: skip
             # On the measured tiles, any kv heads: one split where its launch fills the SMs
-            # within a wave and its programs are short (the longest request's, where every
-            # length is given: the table's width is often wider). Ragged lengths too, on
-            # uniform splits (below): each request's program streams it alone, no merge.
-            known = len(lengths) == batch_size
-            longest = min(keys, max(lengths) if known else keys)
-            ragged = known and min(lengths) < longest
+            # within a wave and its programs are short (the longest request's). Ragged lengths
+            # too, on uniform splits (below): each request's program streams it alone, no
+            # merge.
             if gqa_tiled and gqa_one_split_pays(
-                batch_size * num_kv_heads * num_head_blocks, longest, block_h, head_dim_v,
+                batch_size * programs_a_split, longest, block_h, tile_head_dim,
                 dtype.itemsize, spec.compute_units, ragged,
             ):  # fmt: skip
                 num_splits, short_split_keys = 1, longest
@@ -483,12 +510,12 @@ def plan_decode(
     if grid_order not in GRID_ORDERS:
         raise ValueError(f"grid_order: expected one of {GRID_ORDERS}, got {grid_order!r}")
 
-    wave = spec.compute_units * resident_programs_per_sm(kind, block_h, head_dim_v, spec)
+    wave = spec.compute_units * resident_programs_per_sm(kind, block_h, tile_head_dim, spec)
     default_grid = num_programs is None
     if default_grid:
         # One wave of stage-1 programs in all, over the kv heads and head blocks (the
         # schedule choice below compares the schedules at one wave).
-        num_programs = max(1, wave // (num_kv_heads * num_head_blocks))
+        num_programs = max(1, wave // programs_a_split)
     check_int("num_programs", num_programs, 1)
     if keys_as_rows is not None:
         check_bool("keys_as_rows", keys_as_rows)
@@ -534,8 +561,8 @@ def plan_decode(
     # The balanced GQA grid, computed once: the schedule model weighs it, a balanced plan takes it.
     gqa_grid = None
     if gqa_tiled and default_grid:
-        gqa_grid = gqa_balanced_grid(lengths, keys, batch_size, num_kv_heads * num_head_blocks,
-                                     block_h, head_dim_v, dtype.itemsize,
+        gqa_grid = gqa_balanced_grid(lengths, keys, batch_size, programs_a_split,
+                                     block_h, tile_head_dim, dtype.itemsize,
                                      wave // spec.compute_units, spec.compute_units,
                                      spec.tunables.gqa_balanced_min_blocks)  # fmt: skip
     if schedule == "auto":
@@ -550,7 +577,7 @@ def plan_decode(
                     gluon_splits = narrow_gluon_splits(ws_splits, batch_size, keys, rows, block_h,
                                                        spec)  # fmt: skip
             model_splits = num_splits
-            if gqa_tiled and default_grid and num_kv_heads * num_head_blocks == 1:
+            if gqa_tiled and default_grid and programs_a_split == 1:
                 # On one kv head and head block, the uniform plan's own count: the long-split
                 # tile halves the planner's splits where their launch would pass a wave of it
                 # (llama3-70b-tp8, 48 x 4k-12k: 8 splits run, not 16; uniform 66.6 us, balanced
@@ -558,12 +585,12 @@ def plan_decode(
                 # uniform launch (one split of 384 programs, one wave) ran as fast as the
                 # planner's count models it (llama3-8b 48 x up to 4k at qlen 4: uniform 152.5,
                 # balanced 163.0), so the planner's count stays (docs/perf.md session 36).
-                _, model_splits, _ = gqa_tile_for(False, block_h, head_dim_v, dtype.itemsize,
+                _, model_splits, _ = gqa_tile_for(False, block_h, tile_head_dim, dtype.itemsize,
                                                   num_splits, keys, batch_size,
                                                   spec.compute_units,
                                                   may_halve=default_splits)  # fmt: skip
             schedule = modelled_schedule(lengths, model_splits, num_programs,
-                                         num_kv_heads * num_head_blocks, wave, block_n or 64,
+                                         programs_a_split, wave, block_n or 64,
                                          kind=kind, spec=spec, gluon_splits=gluon_splits,
                                          narrow=narrow, balanced_on_gluon=gluon_pays[True],
                                          balanced_grid=gqa_grid)  # fmt: skip
@@ -605,8 +632,8 @@ def plan_decode(
     if gqa_tiled:
         splits_before = num_splits
         gqa_tile, num_splits, _ = gqa_tile_for(
-            balanced, block_h, head_dim_v, dtype.itemsize, num_splits, keys,
-            batch_size * num_kv_heads * num_head_blocks, spec.compute_units,
+            balanced, block_h, tile_head_dim, dtype.itemsize, num_splits, keys,
+            batch_size * programs_a_split, spec.compute_units,
             may_halve=default_splits, short_split_keys=short_split_keys,
         )  # fmt: skip
         if num_splits != splits_before and default_order:
@@ -627,7 +654,7 @@ def plan_decode(
         if default_splits:
             ws_splits = narrow_gluon_splits(ws_splits, batch_size, keys, rows, block_h, spec)
         if default_grid and program_loop:
-            num_programs = max(1, spec.compute_units // (num_kv_heads * num_head_blocks))
+            num_programs = max(1, spec.compute_units // programs_a_split)
     keys_as_rows = keys_as_rows_for(keys_as_rows, warp_specialized, block_h)
     consumer_groups = consumer_groups_for(consumer_groups, warp_specialized, keys_as_rows, block_h)
     alternate_blocks = alternate_blocks_for(alternate_blocks, warp_specialized, keys_as_rows,
@@ -643,7 +670,7 @@ def plan_decode(
         grid_order = grid_order_for(num_splits, spec) if default_order else grid_order
     short_tile = block_h <= MIN_DOT
     split_keys = -(-max_seq_len // num_splits)  # keys per split of the longest request
-    uniform_programs = batch_size * num_splits * num_kv_heads * num_head_blocks  # on splits
+    uniform_programs = batch_size * num_splits * programs_a_split  # on splits
     # balanced_prefetch: the default chose prefetch for balanced MLA programs of <= 32 rows,
     # which then keep one 64-key buffer (schedule ablation, docs/perf.md v0.2.1: -5% for
     # 1 x 327,600 + 47 short at qlen 1 and 2).
@@ -690,7 +717,7 @@ def plan_decode(
         # The launch's programs, where the tile rules were measured on this device: a wider
         # key block is taken only where it costs no wave.
         launch = uniform_programs if gqa_tiled else None
-        wide_gqa = gqa_wide_tile(block_h, head_dim_v, balanced, split_keys,
+        wide_gqa = gqa_wide_tile(block_h, tile_head_dim, balanced, split_keys,
                                  one_split=num_splits == 1, programs=launch,
                                  compute_units=spec.compute_units,
                                  itemsize=dtype.itemsize)  # fmt: skip
@@ -704,7 +731,7 @@ def plan_decode(
         short_64 = short_tile and not (page_prefetch and kind == "mla")
         wide_mla = kind == "mla" and block_h >= 64
         block_n = 64 if not interpreted and (short_64 or wide_mla or balanced_prefetch) else 32
-        if block_n == 64 and kind == "gqa" and head_dim_v <= 64 and not balanced:
+        if block_n == 64 and kind == "gqa" and tile_head_dim <= 64 and not balanced:
             # Head dim 64 (gpt-oss): 128-key blocks move the same 32 KB of K + V per iteration
             # as 64 keys at head dim 128; 6-10% faster on the H200 (docs/perf.md v0.2.1).
             block_n = 128
@@ -861,6 +888,7 @@ def plan_decode(
         merge_streams=merge_streams,
         alternate_blocks=alternate_blocks,
         merge_rows=merge_rows,
+        kv_pack=kv_pack,
     )
 
 

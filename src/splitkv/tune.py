@@ -122,7 +122,9 @@ def default_splits(spec: DeviceSpec, shape: ShapeKey) -> int:
     (the fill rule, and where the Gluon kernels take the plan their one program per SM and
     their partial-bytes cap), which is what a sweep's default rows ran."""
     kind, heads, kv_heads, context, batch, qlen, head_dim = shape
-    knobs = {"kind": "gqa", "num_kv_heads": kv_heads, "head_dim": head_dim} if kind == "gqa" else {}
+    # GQA one kv head a program: the sweeps time split counts so (a pinned count packs none).
+    knobs = {"kind": "gqa", "num_kv_heads": kv_heads, "head_dim": head_dim, "kv_pack": 1}
+    knobs = knobs if kind == "gqa" else {}
     plan = plan_decode(batch, context, heads, qlen=qlen, schedule="uniform", device="meta",
                        device_spec=spec, **knobs)  # fmt: skip
     return plan.num_splits

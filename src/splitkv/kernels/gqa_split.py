@@ -75,6 +75,9 @@ def gqa_split_kernel(
     # KV_SAME_STRIDES (the key and value caches laid out alike, as one tensor's two halves
     # are): a key block's value rows sit at its key rows' offsets, computed once.
     KV_SAME_STRIDES: tl.constexpr = False,
+    # KV_PACK (a power of two dividing NUM_KV_HEADS): kv heads one program attends at once
+    # (`gqa_attend_keys`); the grid's kv-head axis counts groups of KV_PACK heads.
+    KV_PACK: tl.constexpr = 1,
     # ONE_SPLIT_OUTPUT (one split a request): write the rows' output and lse, as the merge
     # would, instead of a partial, and no merge follows (`output_rows`).
     out_ptr=None,
@@ -95,8 +98,9 @@ def gqa_split_kernel(
     release_dependent_grid(RELEASE_MERGE)  # the merge may launch now; it waits for our writes
     pid = tl.program_id(0)
     split, request = split_and_request(pid, num_splits, batch, SPLIT_MAJOR)
-    kv_head = (pid // (num_splits * batch)) % NUM_KV_HEADS
-    head_block = pid // (num_splits * batch * NUM_KV_HEADS)
+    KV_GROUPS: tl.constexpr = NUM_KV_HEADS // KV_PACK
+    kv_group = (pid // (num_splits * batch)) % KV_GROUPS
+    head_block = pid // (num_splits * batch * KV_GROUPS)
 
     seq_len = clamped_seq_len(seq_lens_ptr, request, max_pages * PAGE_SIZE)
     if HAS_WINDOW:  # noqa: SIM108 (a compile-time branch; Triton folds it)
@@ -113,7 +117,7 @@ def gqa_split_kernel(
     q, row_ok, q_pos, q_head = gqa_load_queries(
         q_ptr,
         request,
-        kv_head,
+        kv_group,
         head_block,
         stride_q_batch,
         stride_q_pos,
@@ -123,6 +127,7 @@ def gqa_split_kernel(
         HEAD_DIM,
         BLOCK_D,
         BLOCK_H,
+        KV_PACK,
     )
     m_i, l_i, acc = gqa_attend_keys(
         q,
@@ -132,7 +137,7 @@ def gqa_split_kernel(
         split_start,
         split_end,
         seq_len - QLEN + q_pos,
-        kv_head,
+        kv_group,
         num_pages,
         stride_k_page,
         stride_k_slot,
@@ -152,6 +157,7 @@ def gqa_split_kernel(
         HAS_WINDOW,
         HAS_CAP,
         KV_SAME_STRIDES,
+        KV_PACK,
     )
     d = tl.arange(0, BLOCK_D)
     if ONE_SPLIT_OUTPUT:
@@ -169,17 +175,27 @@ def gqa_split_kernel(
 
 
 @triton.jit
-def gqa_rows(kv_head, head_block, GROUP: tl.constexpr, QLEN: tl.constexpr, BLOCK_H: tl.constexpr):
-    """A head block's rows of one kv head: (row_ok, query position, query head)."""
-    local = head_block * BLOCK_H + tl.arange(0, BLOCK_H)
-    return local < QLEN * GROUP, local // GROUP, kv_head * GROUP + local % GROUP
+def gqa_rows(kv_group, head_block, GROUP: tl.constexpr, QLEN: tl.constexpr,
+             BLOCK_H: tl.constexpr, KV_PACK: tl.constexpr = 1):  # fmt: skip
+    """A head block's rows of a group of KV_PACK kv heads: (row_ok, query position, query
+    head, member). The tile's rows are KV_PACK runs of BLOCK_H // KV_PACK, run `member`
+    holding kv head kv_group * KV_PACK + member's rows (one run, the head block's, unpacked)."""
+    tile_row = tl.arange(0, BLOCK_H)
+    if KV_PACK > 1:  # one head block (the planner's rule)
+        member = tile_row // (BLOCK_H // KV_PACK)
+        local = tile_row % (BLOCK_H // KV_PACK)
+    else:
+        member = tile_row * 0
+        local = head_block * BLOCK_H + tile_row
+    kv_head = kv_group * KV_PACK + member
+    return local < QLEN * GROUP, local // GROUP, kv_head * GROUP + local % GROUP, member
 
 
 @triton.jit
 def gqa_load_queries(
     q_ptr,
     request,
-    kv_head,
+    kv_group,
     head_block,
     stride_q_batch,
     stride_q_pos,
@@ -189,17 +205,19 @@ def gqa_load_queries(
     HEAD_DIM: tl.constexpr,
     BLOCK_D: tl.constexpr,
     BLOCK_H: tl.constexpr,
+    KV_PACK: tl.constexpr = 1,
 ):
-    """One kv head's query rows of a request: local row = query position * GROUP + head within
-    the group. Returns (q, row_ok, q_pos, q_head)."""
-    row_ok, q_pos, q_head = gqa_rows(kv_head, head_block, GROUP, QLEN, BLOCK_H)
+    """A group of KV_PACK kv heads' query rows of a request (`gqa_rows`), as the
+    [BLOCK_H, KV_PACK * BLOCK_D] tile `gqa_attend_keys` takes: a row's query sits in its
+    member's BLOCK_D columns, zeros in the others. Returns (q, row_ok, q_pos, q_head)."""
+    row_ok, q_pos, q_head, member = gqa_rows(kv_group, head_block, GROUP, QLEN, BLOCK_H, KV_PACK)
     q_row = row_offsets(request, q_pos, q_head, stride_q_batch, stride_q_pos, stride_q_head)
-    d = tl.arange(0, BLOCK_D)
-    q = tl.load(
-        q_ptr + q_row[:, None] + d[None, :],
-        mask=row_ok[:, None] & (d < HEAD_DIM)[None, :],
-        other=0.0,
-    )
+    column = tl.arange(0, KV_PACK * BLOCK_D)
+    d = column % BLOCK_D if KV_PACK > 1 else column
+    mask = row_ok[:, None] & (d < HEAD_DIM)[None, :]
+    if KV_PACK > 1:
+        mask = mask & (member[:, None] == (column // BLOCK_D)[None, :])
+    q = tl.load(q_ptr + q_row[:, None] + d[None, :], mask=mask, other=0.0)
     return q, row_ok, q_pos, q_head
 
 
@@ -212,7 +230,7 @@ def gqa_attend_keys(
     key_start,
     key_end,
     last_key,
-    kv_head,
+    kv_group,
     num_pages,
     stride_k_page,
     stride_k_slot,
@@ -232,17 +250,35 @@ def gqa_attend_keys(
     HAS_WINDOW: tl.constexpr,
     HAS_CAP: tl.constexpr,
     KV_SAME_STRIDES: tl.constexpr,
+    KV_PACK: tl.constexpr = 1,
 ):
-    """Online softmax of the rows over keys [key_start, key_end) of one kv head (key_start on
-    a block boundary). Row r sees keys up to last_key[r] (causal MTP rule) and, with a window,
-    none before last_key[r] - window_left. Returns (max, sum, unnormalised output), base 2."""
-    d = tl.arange(0, BLOCK_D)
+    """Online softmax of the rows over keys [key_start, key_end) of a group of KV_PACK kv
+    heads (key_start on a block boundary). Row r sees keys up to last_key[r] (causal MTP rule)
+    and, with a window, none before last_key[r] - window_left. Returns (max, sum,
+    unnormalised output [BLOCK_H, BLOCK_D]), base 2.
+
+    Packed (KV_PACK > 1), a key's KV_PACK heads are one row of KV_PACK * BLOCK_D columns:
+    the rows' zero columns (`gqa_load_queries`) keep each row's scores to its own head, and
+    of the [BLOCK_H, KV_PACK * BLOCK_D] output each row keeps its own head's columns. The dots
+    do the same work per byte as KV_PACK programs of a half-empty tile (gpt-oss at qlen 1: 8
+    rows a kv head on Triton's 16-row dots), while the softmax, the page ids and the row
+    offsets are computed once for all KV_PACK heads."""
+    column = tl.arange(0, KV_PACK * BLOCK_D)
+    d = column % BLOCK_D if KV_PACK > 1 else column
     d_ok = d < HEAD_DIM
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
-    acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
-    k_head = kv_head.to(tl.int64) * stride_k_head
-    v_head = kv_head.to(tl.int64) * stride_v_head
+    acc = tl.zeros([BLOCK_H, KV_PACK * BLOCK_D], tl.float32)
+    first_head = kv_group * KV_PACK
+    k_head = first_head.to(tl.int64) * stride_k_head
+    v_head = first_head.to(tl.int64) * stride_v_head
+    if KV_PACK > 1:
+        # A column's head within the group (64-bit: a head stride may span the whole pool).
+        k_columns = (column // BLOCK_D).to(tl.int64) * stride_k_head + d
+        v_columns = (column // BLOCK_D).to(tl.int64) * stride_v_head + d
+    else:
+        k_columns = d
+        v_columns = d
     offs_n = tl.arange(0, BLOCK_N)
     if PREFETCH_PAGE:
         next_page = first_page_ids(table_row, key_start, offs_n, key_end, PAGE_SIZE, BLOCK_N)
@@ -260,7 +296,7 @@ def gqa_attend_keys(
         )
         tile_ok = key_ok[:, None] & d_ok[None, :]
         # Slots past seq_len are masked at the load, so whatever they hold (NaN) never enters.
-        k = tl.load(k_ptr + k_head + k_rows[:, None] + d[None, :], mask=tile_ok, other=0.0)
+        k = tl.load(k_ptr + k_head + k_rows[:, None] + k_columns[None, :], mask=tile_ok, other=0.0)
         scores = tl.dot(q, tl.trans(k)) * scale
         if HAS_CAP:
             # cap * tanh(x / cap), with tanh(y) = 1 - 2 / (1 + e^(2y)): no overflow to NaN.
@@ -275,9 +311,21 @@ def gqa_attend_keys(
             v_rows = kv_row_offsets(
                 page, keys, num_pages, stride_v_page, stride_v_slot, PAGE_SIZE, SLOT_BY_MASK=True
             )
-        v = tl.load(v_ptr + v_head + v_rows[:, None] + d[None, :], mask=tile_ok, other=0.0)
+        v = tl.load(v_ptr + v_head + v_rows[:, None] + v_columns[None, :], mask=tile_ok, other=0.0)
         m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, v)
+    if KV_PACK > 1:
+        acc = own_head_columns(acc, BLOCK_H, BLOCK_D, KV_PACK)
     return m_i, l_i, acc
+
+
+@triton.jit
+def own_head_columns(acc, BLOCK_H: tl.constexpr, BLOCK_D: tl.constexpr, KV_PACK: tl.constexpr):
+    """Of a packed output [BLOCK_H, KV_PACK * BLOCK_D], each row's own head's BLOCK_D columns
+    (row runs as `gqa_rows`); the other heads' columns hold its weights times their values."""
+    member = tl.arange(0, BLOCK_H) // (BLOCK_H // KV_PACK)
+    heads = tl.reshape(acc, [BLOCK_H, KV_PACK, BLOCK_D])
+    own = member[:, None, None] == tl.arange(0, KV_PACK)[None, :, None]
+    return tl.sum(tl.where(own, heads, 0.0), 1)
 
 
 @triton.jit
@@ -320,6 +368,7 @@ def gqa_balanced_kernel(
     HAS_CAP: tl.constexpr,
     RELEASE_MERGE: tl.constexpr = False,
     KV_SAME_STRIDES: tl.constexpr = False,  # as gqa_split_kernel's
+    KV_PACK: tl.constexpr = 1,  # as gqa_split_kernel's
     piece_ranges_ptr=None,  # [batch, 2] int32: the merge's program range per request
 ):
     """Stage 1 on the balanced schedule (kernels/balanced.py): one program per slot of a kv
@@ -328,8 +377,9 @@ def gqa_balanced_kernel(
     GROUP: tl.constexpr = NUM_Q_HEADS // NUM_KV_HEADS
     num_slots = num_programs + batch
     slot = tl.program_id(0) % num_slots
-    kv_head = (tl.program_id(0) // num_slots) % NUM_KV_HEADS
-    head_block = tl.program_id(0) // (num_slots * NUM_KV_HEADS)
+    KV_GROUPS: tl.constexpr = NUM_KV_HEADS // KV_PACK
+    kv_group = (tl.program_id(0) // num_slots) % KV_GROUPS
+    head_block = tl.program_id(0) // (num_slots * KV_GROUPS)
     request, lo, hi, first_block, seq_len, first_key = piece_of_slot(
         seq_lens_ptr,
         batch,
@@ -342,7 +392,7 @@ def gqa_balanced_kernel(
         BLOCK_N,
         HAS_WINDOW,
     )
-    row_ok, q_pos, q_head = gqa_rows(kv_head, head_block, GROUP, QLEN, BLOCK_H)
+    row_ok, q_pos, q_head, _ = gqa_rows(kv_group, head_block, GROUP, QLEN, BLOCK_H, KV_PACK)
     # Row-major slots [ROWS, num_programs + batch]: each row's partials are contiguous.
     slots = (q_pos * NUM_Q_HEADS + q_head).to(tl.int64) * num_slots + slot
     if request < batch:
@@ -357,7 +407,7 @@ def gqa_balanced_kernel(
             q, row_ok, q_pos, q_head = gqa_load_queries(
                 q_ptr,
                 request,
-                kv_head,
+                kv_group,
                 head_block,
                 stride_q_batch,
                 stride_q_pos,
@@ -367,6 +417,7 @@ def gqa_balanced_kernel(
                 HEAD_DIM,
                 BLOCK_D,
                 BLOCK_H,
+                KV_PACK,
             )
             m_i, l_i, acc = gqa_attend_keys(
                 q,
@@ -376,7 +427,7 @@ def gqa_balanced_kernel(
                 first_key + (lo - first_block) * BLOCK_N,
                 tl.minimum(first_key + (hi - first_block) * BLOCK_N, seq_len),
                 seq_len - QLEN + q_pos,
-                kv_head,
+                kv_group,
                 num_pages,
                 stride_k_page,
                 stride_k_slot,
@@ -396,6 +447,7 @@ def gqa_balanced_kernel(
                 HAS_WINDOW,
                 HAS_CAP,
                 KV_SAME_STRIDES,
+                KV_PACK,
             )
             d = tl.arange(0, BLOCK_D)
             store_partial(
