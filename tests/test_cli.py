@@ -75,3 +75,12 @@ def test_gqa_demo_and_check(capsys):
     assert "GQA decode" in capsys.readouterr().out
     assert main(["check", *argv, "--qlen", "3"]) == 0
     assert main(["plan", *argv, "--device", "h200"]) == 0
+
+
+def test_plan_shows_packed_kv_heads(capsys):
+    # gpt-oss at qlen 1 on the H200: two kv heads a stage-1 program (splitkv/gqa_pack.py).
+    argv = ["plan", "--kind", "gqa", "--batch", "8", "--context", "131072", "--heads", "64",
+            "--kv-heads", "8", "--head-dim", "64", "--device", "h200"]  # fmt: skip
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "  kv_pack          2" in lines, lines

@@ -156,6 +156,7 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         "merge_rows",
         "latent_chains",
         "consumer_groups",
+        "kv_pack",
     ):
         parser.add_argument("--" + knob.replace("_", "-"), type=int, default=None)
     parser.add_argument("--grid-order", choices=["split_major", "batch_major"], default=None)
@@ -346,6 +347,7 @@ def _trials(args: argparse.Namespace) -> list:
             "early_start",
             "merge_streams",
             "alternate_blocks",
+            "kv_pack",
         )
         if getattr(args, k) is not None
     }
@@ -501,6 +503,7 @@ def _print_plan(plan) -> None:
         "grid_order",
         "block_h",
         "num_head_blocks",
+        "kv_pack",
         "block_n",
         "split_num_warps",
         "split_num_stages",
