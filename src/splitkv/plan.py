@@ -455,12 +455,6 @@ def plan_decode(
     # where it pays): the schedule model weighs the uniform split count those rules run.
     tile_free = block_n is None and num_stages is None and not interpreted
     gqa_tiled = kind == "gqa" and tile_free and spec.tunables.gqa_balanced_min_blocks > 0
-    keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
-    # The longest request's keys, where every length is given (the table's width is often
-    # wider), and whether the batch is ragged: the one-split rule's inputs.
-    known = len(lengths) == batch_size
-    longest = min(keys, max(lengths) if known else keys)
-    ragged = known and min(lengths) < longest
     pack_pays = False
     free = kv_pack is None and gqa_tiled and num_splits is None and num_programs is None
     if free and gqa_kv_pack_may_pay(num_kv_heads, group_rows, head_dim_v, dtype.itemsize):
@@ -480,6 +474,7 @@ def plan_decode(
     # The one split below (its longest request's keys): the long-split tile however short,
     # uniform.
     short_split_keys = None
+    keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
     if num_splits is None:
         if kind == "mla":
             num_splits = num_partitions(batch_size, keys, rows, spec, is_mla=True)
@@ -496,9 +491,12 @@ def plan_decode(
                     partial_dtype.itemsize, batch_size, spec.compute_units,
                 ))  # fmt: skip
             # On the measured tiles, any kv heads: one split where its launch fills the SMs
-            # within a wave and its programs are short (the longest request's). Ragged lengths
-            # too, on uniform splits (below): each request's program streams it alone, no
-            # merge.
+            # within a wave and its programs are short (the longest request's, where every
+            # length is given: the table's width is often wider). Ragged lengths too, on
+            # uniform splits (below): each request's program streams it alone, no merge.
+            known = len(lengths) == batch_size
+            longest = min(keys, max(lengths) if known else keys)
+            ragged = known and min(lengths) < longest
             if gqa_tiled and gqa_one_split_pays(
                 batch_size * programs_a_split, longest, block_h, tile_head_dim,
                 dtype.itemsize, spec.compute_units, ragged,
