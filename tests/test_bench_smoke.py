@@ -245,3 +245,22 @@ def test_every_ablation_trial_is_a_plan(ablation):
         knobs = {k: v for k, v in trial.knobs.items() if k != "launched_waves"}
         splitkv.plan_decode(8, 4096, 12, device="meta", device_spec=DeviceSpec.preset("h200"),
                             **knobs)  # fmt: skip
+
+
+def test_a_windowed_gqa_call_is_planned_and_decoded_with_its_window(monkeypatch):
+    # gpt-oss's alternate layers attend the last 128 keys: the bench's run takes the window
+    # to the plan and the call, and times the call whole (the stages alone take no window).
+    from splitkv.bench import providers
+    from splitkv.testing import check_against_reference
+
+    monkeypatch.setattr(sweep, "DEVICE", "cuda" if torch.cuda.is_available() else "cpu")
+    case = sweep.build_cases(gqa_batch("gpt-oss", [40, 7, 23], dtype="fp16"))[0]
+    prepared = providers.prepare_splitkv(case, window_left=9)
+    assert prepared.stage1_run is None and prepared.merge_run is None
+    prepared.run()
+    out, lse = prepared.result()
+    reference = splitkv.reference.gqa_decode(*case.args, sinks=case.sinks, window_left=9)
+    check_against_reference(out, lse, *reference)
+    mla = sweep.build_cases(BenchShape(16, 64, 2, page_size=16, dtype="fp16"))[0]
+    with pytest.raises(providers.Unsupported, match="GQA"):
+        providers.prepare_splitkv(mla, window_left=9)

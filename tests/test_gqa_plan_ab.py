@@ -38,6 +38,17 @@ def test_named_batches_and_packed_kv_heads():
         assert row["plan pack 1"][-1] == 1 and row["plan pack 2"][-1] == 2, row
 
 
+def test_a_window_plans_every_batch_with_it():
+    # gpt-oss's sliding-window layers: 128 requests of the last 128 keys pack two kv heads a
+    # program (one round of programs against two unpacked); 64 requests do not.
+    done = run_tool("--batch", "gpt-oss:1:128:4096", "gpt-oss:1:64:4096", "--window-left",
+                    "127", "--plans-only")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-500:]
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [row["window_left"] for row in rows] == [127, 127]
+    assert [row["plan planned"][-1] for row in rows] == [2, 1], rows
+
+
 def test_a_field_outside_the_tile_is_refused():
     # The workspace's fields (merge_rows here) are the plan's; num_splits is a planner knob.
     done = run_tool("--batch", "gpt-oss:1:8:4096", "--variant", "x", "merge_rows=4",

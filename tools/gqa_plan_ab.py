@@ -130,17 +130,17 @@ def table_keys(lengths: list[int]) -> int:
     return (-(-max(lengths) // PAGE_SIZE) + 1) * PAGE_SIZE
 
 
-def plans_only(batches, variants) -> None:
+def plans_only(batches, variants, window_left: int = -1) -> None:
     spec = splitkv.DeviceSpec.preset("h200")
     patch = PlanPatch()
     for model, qlen, lengths, label in batches:
         heads, kv_heads, dim, _ = GQA_MODELS[model]
-        row = {"batch": label}
+        row = {"batch": label, **windowed(window_left)}
         for name, fields in variants.items():
             patch.fields, patch.knobs = split_variant(fields)
             patch(len(lengths), table_keys(lengths), heads, qlen=qlen, kind="gqa",
                   num_kv_heads=kv_heads, head_dim=dim, page_size=PAGE_SIZE, device="meta",
-                  device_spec=spec, seq_lens=lengths)  # fmt: skip
+                  device_spec=spec, seq_lens=lengths, window_left=window_left)  # fmt: skip
             row["plan " + name] = shown(patch.last)
         print(json.dumps(row))
 
@@ -172,7 +172,12 @@ def compiled_builds():
             }
 
 
-def timed(batches, variants, rounds: int, rep_ms: int, out) -> None:
+def windowed(window_left: int) -> dict:
+    """A row's window field, where the run has one."""
+    return {"window_left": window_left} if window_left >= 0 else {}
+
+
+def timed(batches, variants, rounds: int, rep_ms: int, out, window_left: int = -1) -> None:
     import torch
 
     from splitkv.bench.providers import prepare_splitkv
@@ -183,11 +188,11 @@ def timed(batches, variants, rounds: int, rep_ms: int, out) -> None:
     patch = PlanPatch()
     for model, qlen, lengths, label in batches:
         case = build_cases(gqa_batch(model, lengths, qlen))[0]
-        row = {"batch": label}
+        row = {"batch": label, **windowed(window_left)}
         for _ in range(rounds):
             for name, fields in variants.items():
                 patch.fields, patch.knobs = split_variant(fields)
-                prep = prepare_splitkv(case)
+                prep = prepare_splitkv(case, window_left=window_left)
                 prep.run()
                 row.setdefault(name, []).append(round(cuda_graph_times_us(prep.run, rep_ms)[1], 1))
                 row["plan " + name] = shown(patch.last)
@@ -208,6 +213,8 @@ def main() -> None:
     parser.add_argument("--out", help="also write the JSON lines here")
     parser.add_argument("--builds", help="write the compiled builds' registers here (JSON lines)")
     parser.add_argument("--plans-only", action="store_true", help="print the plans, time none")
+    parser.add_argument("--window-left", type=int, default=-1,
+                        help="a sliding window for every batch (gpt-oss's: 127)")  # fmt: skip
     parser.add_argument("--generic", nargs="+", default=[], choices=["num_splits", "max_pages"],
                         help="the uniform stage 1's ints not to specialise")  # fmt: skip
     args = parser.parse_args()
@@ -216,11 +223,11 @@ def main() -> None:
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
     if args.plans_only:
-        plans_only(args.batch, variants)
+        plans_only(args.batch, variants, args.window_left)
         return
     compile_generic(args.generic)
     with open(args.out, "w") if args.out else open("/dev/null", "w") as out:
-        timed(args.batch, variants, args.rounds, args.rep_ms, out)
+        timed(args.batch, variants, args.rounds, args.rep_ms, out, args.window_left)
     if args.builds:
         with open(args.builds, "w") as builds:
             for build in compiled_builds():

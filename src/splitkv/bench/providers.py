@@ -51,17 +51,23 @@ def describe_schedule(plan: splitkv.DecodePlan) -> str:
     return plan.schedule
 
 
-def prepare_splitkv(case: MlaCase | GqaCase, launched_waves: int = 0, **plan_knobs) -> Prepared:
+def prepare_splitkv(case: MlaCase | GqaCase, launched_waves: int = 0, window_left: int = -1,
+                    **plan_knobs) -> Prepared:  # fmt: skip
     """`plan_knobs`: any `plan_decode` overrides (num_splits, grid_order, merge tiling...).
     `launched_waves` (balanced ablations): size the grid so that stage 1 launches that many
-    waves of programs, num_programs + batch per head block, instead of num_programs."""
+    waves of programs, num_programs + batch per head block, instead of num_programs.
+    `window_left` >= 0 (GQA): a sliding window, planned and decoded so (gpt-oss's alternate
+    layers: 128 keys); the stages are then timed together only."""
+    if window_left >= 0 and not isinstance(case, GqaCase):
+        raise Unsupported("a sliding window is GQA's")
     batch, qlen, heads, head_dim = case.q.shape
     cache = case.key_pool
     page_size = cache.shape[1]
     max_seq_len = int(case.page_table.shape[1] * page_size)
     gqa = {}
     if isinstance(case, GqaCase):
-        gqa = {"kind": "gqa", "num_kv_heads": cache.shape[2], "head_dim": head_dim}
+        gqa = {"kind": "gqa", "num_kv_heads": cache.shape[2], "head_dim": head_dim,
+               "window_left": window_left}  # fmt: skip
     shape = dict(qlen=qlen, page_size=page_size, dtype=case.q.dtype, device=case.q.device, **gqa)
     knobs = {"seq_lens": case.seq_lens, **plan_knobs}  # the lengths steer schedule="auto"
     if launched_waves:
@@ -76,7 +82,8 @@ def prepare_splitkv(case: MlaCase | GqaCase, launched_waves: int = 0, **plan_kno
     lse = torch.empty(batch, qlen, heads, device=case.q.device)
     if isinstance(case, GqaCase):
         sinks = case.sinks
-        run = lambda: splitkv.gqa_decode(*case.args, plan=plan, out=out, lse=lse, sinks=sinks)
+        run = lambda: splitkv.gqa_decode(*case.args, plan=plan, out=out, lse=lse, sinks=sinks,
+                                         window_left=window_left)  # fmt: skip
         stage1 = lambda: gqa_stage_one(*case.args, plan=plan, out=out, lse=lse, sinks=sinks)
     else:
         sinks = None
@@ -97,9 +104,10 @@ def prepare_splitkv(case: MlaCase | GqaCase, launched_waves: int = 0, **plan_kno
         result=lambda: (out, lse),
         num_splits=plan.num_splits,
         schedule=describe_schedule(plan),
-        # A one-split plan whose stage 1 writes the output runs no merge to time.
-        merge_run=merge_alone if merge_follows(plan) else None,
-        stage1_run=stage1,
+        # A one-split plan whose stage 1 writes the output runs no merge to time; the stages
+        # alone take no window.
+        merge_run=merge_alone if merge_follows(plan) and window_left < 0 else None,
+        stage1_run=stage1 if window_left < 0 else None,
     )
 
 
