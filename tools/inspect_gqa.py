@@ -82,8 +82,7 @@ def compile_plan(plan, arch: int = 90, maxnreg: int | None = None, sinks: bool =
         "RELEASE_MERGE": plan.dependent_launch,
         # As the launcher's for caches of one layout (the bench's, one tensor's two halves).
         "KV_PACK": plan.kv_pack,
-        "KV_SAME_STRIDES": gqa_kv_offsets_shared(balanced, plan.head_dim_v * plan.kv_pack,
-                                                 plan.block_h,
+        "KV_SAME_STRIDES": gqa_kv_offsets_shared(balanced, plan.tile_head_dim, plan.block_h,
                                                  not balanced and plan.whole_pieces, programs,
                                                  compute_units),
     }  # fmt: skip
@@ -178,7 +177,7 @@ def inspect(model: str, qlen: int, batch: str, knobs: dict, maxnreg: int | None 
                                seq_lens=lengths, **knobs)  # fmt: skip
     per_head = plan.num_programs + len(lengths) if plan.schedule == "balanced" else (
         plan.num_splits * len(lengths))  # fmt: skip
-    grid = per_head * kv_heads // plan.kv_pack * plan.num_head_blocks
+    grid = per_head * plan.programs_a_split
     kernel = compile_plan(plan, maxnreg=maxnreg, sinks=GQA_MODELS[model][3],
                           generic_splits=generic_splits, constexprs=constexprs, programs=grid,
                           compute_units=spec.compute_units)  # fmt: skip

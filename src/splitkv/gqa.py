@@ -167,8 +167,7 @@ def _launch(
     merge: bool = True,
 ) -> None:
     ws = plan.workspace
-    # Programs a request and split (or slot) launches: groups of kv_pack kv heads x head blocks.
-    per_program = call.num_kv_heads // plan.kv_pack * plan.num_head_blocks
+    per_program = plan.programs_a_split  # the plan's kv heads are the call's (plan_for_call)
     if plan.schedule == "balanced":
         # One program per partial slot (kernels/balanced.py).
         kernel, grid = gqa_balanced_kernel, (plan.num_programs + call.batch) * per_program
@@ -184,8 +183,8 @@ def _launch(
     merge = merge and not writes_output
     # A key block's values read at its keys' row offsets (one tensor's two halves share them).
     shared_offsets = k_cache.stride()[:3] == v_cache.stride()[:3] and gqa_kv_offsets_shared(
-        plan.schedule == "balanced", call.head_dim * plan.kv_pack, plan.block_h, writes_output,
-        grid, DeviceSpec.from_torch(q.device).compute_units,
+        plan.schedule == "balanced", plan.tile_head_dim, plan.block_h, writes_output, grid,
+        DeviceSpec.from_torch(q.device).compute_units,
     )  # fmt: skip
     with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
         kernel[(grid,)](

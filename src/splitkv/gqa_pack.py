@@ -111,9 +111,8 @@ def packed_plan_agrees(unpacked, packed, spec: DeviceSpec) -> bool:
 def one_split_rounds(plan, spec: DeviceSpec) -> int:
     """Rounds of programs a uniform one-split launch runs: its grid over a wave of its tile
     (the long-split tile's 3 stages or the uniform tile's 2; `gqa_tile_rules`), rounded up."""
-    head_dim = plan.head_dim_v * plan.kv_pack
     if plan.split_num_stages == 3:
-        held = gqa_long_split_residency(plan.block_h, head_dim, plan.dtype.itemsize)
+        held = gqa_long_split_residency(plan.block_h, plan.tile_head_dim, plan.dtype.itemsize)
     else:
-        held = resident_programs_per_sm("gqa", plan.block_h, head_dim, spec)
+        held = resident_programs_per_sm("gqa", plan.block_h, plan.tile_head_dim, spec)
     return -(-plan.split_grid // (held * spec.compute_units))

@@ -179,10 +179,21 @@ class DecodePlan:
     kv_pack: int = 1
 
     @property
+    def programs_a_split(self) -> int:
+        """Stage-1 programs a request launches a split (or balanced slot): groups of
+        `kv_pack` kv heads x head blocks."""
+        kv_groups, _ = packed_tile(self.num_kv_heads, self.head_dim_v, self.kv_pack)
+        return kv_groups * self.num_head_blocks
+
+    @property
+    def tile_head_dim(self) -> int:
+        """The head dim stage 1's tile rules weigh: `kv_pack` heads' columns (gqa_pack.py)."""
+        return packed_tile(self.num_kv_heads, self.head_dim_v, self.kv_pack)[1]
+
+    @property
     def split_grid(self) -> int:
         """Stage-1 programs for a full batch."""
-        groups = self.num_kv_heads // self.kv_pack
-        return self.num_splits * self.batch_size * groups * self.num_head_blocks
+        return self.num_splits * self.batch_size * self.programs_a_split
 
     @property
     def merge_block_d(self) -> int:
