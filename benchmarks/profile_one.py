@@ -67,6 +67,7 @@ def main() -> None:
     parser.add_argument("--splits", type=int, default=None)
     parser.add_argument("--schedule", choices=["auto", "uniform", "balanced"], default="auto")
     parser.add_argument("--block-n", type=int, default=None)
+    parser.add_argument("--kv-pack", type=int, default=None, help="GQA kv heads a program")
     parser.add_argument("--num-stages", type=int, default=None)
     parser.add_argument("--page-prefetch", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--kv-tma", action=argparse.BooleanOptionalAction, default=None)
@@ -101,7 +102,8 @@ def main() -> None:
             partial_dtype=torch.bfloat16 if args.bf16_partials else torch.float32,
             **{k: v for k, v in (("kv_tma", args.kv_tma), ("program_loop", args.program_loop),
                                  ("warp_specialized", args.warp_specialized),
-                                 ("consumer_groups", args.consumer_groups))
+                                 ("consumer_groups", args.consumer_groups),
+                                 ("kv_pack", args.kv_pack))
                if v is not None},
         )  # fmt: skip
         for _ in range(args.calls):

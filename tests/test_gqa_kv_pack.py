@@ -142,6 +142,34 @@ def test_default_packs_gpt_oss_at_qlen_1_where_its_split_rule_agrees(batch, keys
     assert plan.kv_pack == (2 if packed else 1), plan
 
 
+@pytest.mark.parametrize(
+    "batch,keys,knobs",
+    [
+        (8, 131072, {}),  # packed, uniform splits
+        (64, 8000, {"seq_lens": [1000 + 110 * i for i in range(64)]}),  # packed, balanced
+        (8, 131072, {"partial_dtype": torch.bfloat16}),
+        (160, 1500, {}),  # left unpacked
+        (8, 4096, {"window_left": 127}),
+    ],
+)
+def test_default_pack_is_its_pinned_plan_with_its_own_workspace(batch, keys, knobs, monkeypatch):
+    plans = []
+    real = splitkv.plan.plan_decode
+    monkeypatch.setattr(
+        splitkv.plan, "plan_decode", lambda *a, **k: plans.append(k) or real(*a, **k)
+    )
+    plan = h200_gqa_plan(batch, keys, 64, 8, 64, **knobs)
+    # The two packs, each planned once (the default takes one of them, not a third plan).
+    assert sorted(k["kv_pack"] for k in plans) == [1, 2]
+    pinned = h200_gqa_plan(batch, keys, 64, 8, 64, kv_pack=plan.kv_pack, **knobs)
+    assert plan == pinned
+    for name in ("partial_o", "partial_lse", "piece_ranges", "split_flags"):
+        mine, its = getattr(plan.workspace, name), getattr(pinned.workspace, name)
+        assert (mine is None) == (its is None), name
+        if mine is not None:
+            assert (mine.shape, mine.dtype, mine.device) == (its.shape, its.dtype, its.device)
+
+
 @pytest.mark.parametrize("q_heads,kv_heads,head_dim", [(64, 8, 128), (32, 8, 128), (32, 8, 64)])
 def test_default_leaves_other_shapes_unpacked(q_heads, kv_heads, head_dim):
     # Head dim 128 packed to 256 columns ran 1-9% slower (qwen-64-8, llama3-8b); 4 rows a kv

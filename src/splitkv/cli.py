@@ -15,6 +15,65 @@ CPU_DEMO = {"batch": 2, "context": 300, "heads": 16, "qlen": 1, "page_size": 16,
 GPU_DEMO = {"batch": 8, "context": 68096, "heads": 16, "qlen": 1, "page_size": 64, "dtype": "bf16"}
 
 
+# `splitkv bench`'s plan knobs: integers (--block-n 64) and on/off flags (--kv-tma,
+# --no-kv-tma); each left out takes the plan's choice.
+BENCH_INT_KNOBS = (
+    "block_h",
+    "block_n",
+    "num_warps",
+    "num_stages",
+    "merge_block_s",
+    "merge_d_split",
+    "merge_num_warps",
+    "merge_rows",
+    "latent_chains",
+    "consumer_groups",
+    "kv_pack",
+)
+BENCH_FLAG_KNOBS = (
+    ("page_prefetch", "page ids one block ahead (default: the plan's choice)"),
+    ("kv_tma", "MLA key blocks by bulk tensor copies (TMA; default: where measured to pay)"),
+    (
+        "program_loop",
+        "balanced MLA: one stage-1 program per schedule program, walking its pieces",
+    ),
+    (
+        "warp_specialized",
+        "MLA on Hopper: stage 1 on the warp-specialized Gluon kernel "
+        "(default: wherever it can run)",
+    ),
+    (
+        "keys_as_rows",
+        "with the Gluon kernel: the keys as wgmma's rows (always for 16-32-row tiles; "
+        "64-row ones opt-in)",
+    ),
+    (
+        "dependent_launch",
+        "launch the merge as a programmatic dependent of stage 1 (default: where supported)",
+    ),
+    (
+        "whole_pieces",
+        "Gluon keys-as-rows program loop: a request one piece holds written by stage 1 "
+        "(default: on at qlen 1)",
+    ),
+    (
+        "early_start",
+        "Gluon stage 1 launched as a programmatic dependent of the kernel ahead, its "
+        "prologue and first old keys before the wait (default: on up to 256 query rows)",
+    ),
+    (
+        "merge_streams",
+        "uniform MLA: the merge folds each split's partial as stage 1 flags it, instead "
+        "of waiting for all of stage 1 (default: off)",
+    ),
+    (
+        "alternate_blocks",
+        "MLA, Gluon 64-row tile: its two consumer warpgroups take turns on the key blocks "
+        "(default: on from two head blocks a request)",
+    ),
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="splitkv", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -145,19 +204,7 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="time splitkv at each of these num_splits (default: its plan)",
     )
-    for knob in (
-        "block_h",
-        "block_n",
-        "num_warps",
-        "num_stages",
-        "merge_block_s",
-        "merge_d_split",
-        "merge_num_warps",
-        "merge_rows",
-        "latent_chains",
-        "consumer_groups",
-        "kv_pack",
-    ):
+    for knob in BENCH_INT_KNOBS:
         parser.add_argument("--" + knob.replace("_", "-"), type=int, default=None)
     parser.add_argument("--grid-order", choices=["split_major", "batch_major"], default=None)
     parser.add_argument(
@@ -172,48 +219,8 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--piece-cost", type=int, default=None, help="MLA program loop: schedule units a piece"
     )
     parser.add_argument("--merge-time", action="store_true", help="also time stage 2 alone")
-    for flag, text in (
-        ("--page-prefetch", "page ids one block ahead (default: the plan's choice)"),
-        ("--kv-tma", "MLA key blocks by bulk tensor copies (TMA; default: where measured to pay)"),
-        (
-            "--program-loop",
-            "balanced MLA: one stage-1 program per schedule program, walking its pieces",
-        ),
-        (
-            "--warp-specialized",
-            "MLA on Hopper: stage 1 on the warp-specialized Gluon kernel "
-            "(default: wherever it can run)",
-        ),
-        (
-            "--keys-as-rows",
-            "with the Gluon kernel: the keys as wgmma's rows (always for 16-32-row tiles; "
-            "64-row ones opt-in)",
-        ),
-        (
-            "--dependent-launch",
-            "launch the merge as a programmatic dependent of stage 1 (default: where supported)",
-        ),
-        (
-            "--whole-pieces",
-            "Gluon keys-as-rows program loop: a request one piece holds written by stage 1 "
-            "(default: on at qlen 1)",
-        ),
-        (
-            "--early-start",
-            "Gluon stage 1 launched as a programmatic dependent of the kernel ahead, its "
-            "prologue and first old keys before the wait (default: on up to 256 query rows)",
-        ),
-        (
-            "--merge-streams",
-            "uniform MLA: the merge folds each split's partial as stage 1 flags it, instead "
-            "of waiting for all of stage 1 (default: off)",
-        ),
-        (
-            "--alternate-blocks",
-            "MLA, Gluon 64-row tile: its two consumer warpgroups take turns on the key blocks "
-            "(default: on from two head blocks a request)",
-        ),
-    ):
+    for knob, text in BENCH_FLAG_KNOBS:
+        flag = "--" + knob.replace("_", "-")
         parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
     parser.add_argument(
         "--ablation",
@@ -320,37 +327,9 @@ def _trials(args: argparse.Namespace) -> list:
     """One splitkv trial per --splits value (or the plan's own count), with the knobs given."""
     from splitkv.bench.sweep import Trial
 
-    knobs = {
-        k: getattr(args, k)
-        for k in (
-            "block_h",
-            "block_n",
-            "num_warps",
-            "num_stages",
-            "merge_block_s",
-            "merge_d_split",
-            "merge_num_warps",
-            "merge_rows",
-            "grid_order",
-            "page_prefetch",
-            "latent_chains",
-            "kv_tma",
-            "program_loop",
-            "warp_specialized",
-            "keys_as_rows",
-            "consumer_groups",
-            "dependent_launch",
-            "schedule",
-            "num_programs",
-            "piece_cost",
-            "whole_pieces",
-            "early_start",
-            "merge_streams",
-            "alternate_blocks",
-            "kv_pack",
-        )
-        if getattr(args, k) is not None
-    }
+    names = (*BENCH_INT_KNOBS, *(k for k, _ in BENCH_FLAG_KNOBS), "grid_order", "schedule",
+             "num_programs", "piece_cost")  # fmt: skip
+    knobs = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     if args.partial_dtype is not None:
         knobs["partial_dtype"] = PARTIAL_DTYPES[args.partial_dtype]
     if not args.splits:

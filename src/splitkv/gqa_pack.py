@@ -30,14 +30,14 @@ GQA_DEFAULT_PACK_HEAD_DIM = 64
 
 
 def kv_pack_for(requested: int | None, kind: str, num_kv_heads: int, group_rows: int,
-                head_dim: int, pays: bool = False) -> int:  # fmt: skip
-    """The plan's `kv_pack`: as requested (checked), else GQA_DEFAULT_PACK where it `pays`
-    (the planner's `gqa_kv_pack_may_pay` and `packed_plan_agrees`), else 1.
+                head_dim: int) -> int:  # fmt: skip
+    """The plan's `kv_pack`: as requested (checked), else 1. (The planner's default packs
+    GQA_DEFAULT_PACK where `gqa_kv_pack_may_pay` and `packed_plan_agrees`, by planning both.)
 
     A pack must divide the kv heads, and its rows (`kv_pack` runs of the group's rows rounded
     up to a power of two) must fit one 16-row tile, and its columns 256."""
     if requested is None:
-        return GQA_DEFAULT_PACK if pays else 1
+        return 1
     check_int("kv_pack", requested, 1, None)
     check_pow2("kv_pack", requested)
     if requested == 1:

@@ -8,14 +8,20 @@ and `page_table` contents within the plan's bounds.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
 from splitkv import warp_specialized as ws
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_bool, check_int, check_plan_fits, check_pow2
 from splitkv.device import DeviceSpec
-from splitkv.gqa_pack import gqa_kv_pack_may_pay, kv_pack_for, packed_plan_agrees, packed_tile
+from splitkv.gqa_pack import (
+    GQA_DEFAULT_PACK,
+    gqa_kv_pack_may_pay,
+    kv_pack_for,
+    packed_plan_agrees,
+    packed_tile,
+)
 from splitkv.gqa_tile_rules import (
     gqa_balanced_grid,
     gqa_one_split_pays,
@@ -405,8 +411,8 @@ def plan_decode(
     >>> plan.num_splits, plan.grid_order, plan.merge_block_s, plan.merge_d_split
     (64, 'split_major', 64, 16)
     """
-    # Every argument as given: the default kv_pack plans the call twice more with its pack
-    # pinned (below).
+    # Every argument as given: the default kv_pack plans the call once with each pack pinned
+    # and returns one of those plans (below).
     arguments = dict(locals())
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -466,14 +472,17 @@ def plan_decode(
     # where it pays): the schedule model weighs the uniform split count those rules run.
     tile_free = block_n is None and num_stages is None and not interpreted
     gqa_tiled = kind == "gqa" and tile_free and spec.tunables.gqa_balanced_min_blocks > 0
-    pack_pays = False
     free = kv_pack is None and gqa_tiled and num_splits is None and num_programs is None
     if free and gqa_kv_pack_may_pay(num_kv_heads, group_rows, head_dim_v, dtype.itemsize):
-        # Both plans made without a workspace ("meta"), each with its pack pinned.
+        # Both plans made without a workspace ("meta"), each with its pack pinned; the one
+        # taken gets its workspace on the caller's device. A pinned pack plans the same as
+        # the default that chose it, so no third plan is made.
         twin = {**arguments, "device": "meta", "device_spec": spec, "seq_lens": lengths or None}
-        pack_pays = packed_plan_agrees(plan_decode(**{**twin, "kv_pack": 1}),
-                                       plan_decode(**{**twin, "kv_pack": 2}), spec)  # fmt: skip
-    kv_pack = kv_pack_for(kv_pack, kind, num_kv_heads, group_rows, head_dim_v, pack_pays)
+        unpacked = plan_decode(**{**twin, "kv_pack": 1})
+        packed = plan_decode(**{**twin, "kv_pack": GQA_DEFAULT_PACK})
+        chosen = packed if packed_plan_agrees(unpacked, packed, spec) else unpacked
+        return plan_on_device(chosen, device)
+    kv_pack = kv_pack_for(kv_pack, kind, num_kv_heads, group_rows, head_dim_v)
     # What stage 1's rules weigh: programs a request and split launches (kv heads over packs,
     # times head blocks below) and the tile's head dim (gqa_pack.py).
     kv_groups, tile_head_dim = packed_tile(num_kv_heads, head_dim_v, kv_pack)
@@ -841,20 +850,9 @@ def plan_decode(
         one_split=not balanced and num_splits == 1 and not merge_streams,
         kind=kind,
     )
-    flags = None
-    if merge_streams:
-        flags = torch.zeros((batch_size, rows, merge_d_split, num_splits), dtype=torch.int32,
-                            device=device)  # fmt: skip
-    # Balanced: row-major, so the merge reads each row's partials from one contiguous run.
-    partials = (rows, num_slots) if num_slots else (batch_size, rows, num_splits)
-    workspace = DecodeWorkspace(
-        partial_o=torch.empty((*partials, head_dim_v), dtype=partial_dtype, device=device),
-        partial_lse=torch.empty(partials, dtype=torch.float32, device=device),
-        piece_ranges=(
-            torch.empty((batch_size, 2), dtype=torch.int32, device=device) if num_slots else None
-        ),
-        split_flags=flags,
-    )
+    workspace = new_workspace(batch_size, rows, num_splits, num_slots, head_dim_v,
+                              partial_dtype, merge_d_split if merge_streams else None,
+                              device)  # fmt: skip
     return DecodePlan(
         kind=kind,
         batch_size=batch_size,
@@ -899,6 +897,39 @@ def plan_decode(
         merge_rows=merge_rows,
         kv_pack=kv_pack,
     )
+
+
+def new_workspace(batch_size: int, rows: int, num_splits: int, num_slots: int | None,
+                  head_dim_v: int, partial_dtype: torch.dtype, flag_slices: int | None,
+                  device: torch.device) -> DecodeWorkspace:  # fmt: skip
+    """Stage 1's partials for `batch_size` requests of `rows` query rows: per split, or per
+    balanced slot where `num_slots` is given; `flag_slices` merge programs a row read split
+    flags (`merge_streams`), else none."""
+    flags = None
+    if flag_slices is not None:
+        flags = torch.zeros((batch_size, rows, flag_slices, num_splits), dtype=torch.int32,
+                            device=device)  # fmt: skip
+    # Balanced: row-major, so the merge reads each row's partials from one contiguous run.
+    partials = (rows, num_slots) if num_slots else (batch_size, rows, num_splits)
+    return DecodeWorkspace(
+        partial_o=torch.empty((*partials, head_dim_v), dtype=partial_dtype, device=device),
+        partial_lse=torch.empty(partials, dtype=torch.float32, device=device),
+        piece_ranges=(
+            torch.empty((batch_size, 2), dtype=torch.int32, device=device) if num_slots else None
+        ),
+        split_flags=flags,
+    )
+
+
+def plan_on_device(plan: DecodePlan, device: torch.device) -> DecodePlan:
+    """`plan` with a fresh workspace of its shape on `device` (a plan made on "meta")."""
+    balanced = plan.schedule == "balanced"
+    workspace = new_workspace(
+        plan.batch_size, plan.num_heads * plan.qlen, plan.num_splits,
+        plan.num_programs + plan.batch_size if balanced else None, plan.head_dim_v,
+        plan.partial_dtype, plan.merge_d_split if plan.merge_streams else None, device,
+    )  # fmt: skip
+    return replace(plan, device=device, workspace=workspace)
 
 
 def plan_for_call(
