@@ -365,6 +365,8 @@ def test_explicit_knobs_and_frozen_plan():
         ({"seq_lens": [4097]}, "seq_lens", ValueError),
         ({"seq_lens": [-1]}, "seq_lens", ValueError),
         ({"seq_lens": [1.5]}, "seq_lens", TypeError),
+        ({"seq_lens": [7, True]}, "seq_lens", TypeError),  # past the plain-int fast path
+        ({"seq_lens": [7, -2]}, "seq_lens", ValueError),
         ({"seq_lens": "12"}, "seq_lens", TypeError),
         ({"seq_lens": torch.ones(2)}, "seq_lens", TypeError),
     ],

@@ -213,7 +213,10 @@ def gqa_balanced_grid(lengths: list[int] | None, keys: int, batch: int, groups: 
     `groups` of them): `gqa_balanced_programs` over the batch's key blocks of that tile, each
     request's `lengths` (or `keys` each, where unknown) clipped to `keys`."""
     block_n = gqa_balanced_tile(block_h, head_dim, itemsize)[0]
-    key_blocks = sum(-(-min(n, keys) // block_n) for n in lengths or [keys] * batch)
+    if lengths:
+        key_blocks = sum([((n if n < keys else keys) + block_n - 1) // block_n for n in lengths])
+    else:
+        key_blocks = batch * (-(-keys // block_n))
     resident = gqa_balanced_residency(block_h, head_dim, itemsize)
     return gqa_balanced_programs(key_blocks, groups, wave_per_sm, compute_units, min_blocks,
                                  batch, resident)  # fmt: skip

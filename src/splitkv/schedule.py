@@ -55,14 +55,14 @@ def pick_schedule(
     >>> pick_schedule([16227, 4651], 64, 132, 1, 132, 64, 1.15, 2.0)  # 4 blocks against 5.45
     'uniform'
     """
-    blocks = [-(-max(n, 0) // block_n) for n in seq_lens]
-    total = sum(blocks)
-    if total == 0 or min(blocks) == max(blocks):
+    blocks = [(n + block_n - 1) // block_n if n > 0 else 0 for n in seq_lens]
+    total, most = sum(blocks), max(blocks)
+    if total == 0 or min(blocks) == most:
         return "uniform"
     # The balanced plan's own grid where it is larger and some request passes its share.
-    if balanced_grid and balanced_grid > num_programs and max(blocks) * balanced_grid > total:
+    if balanced_grid and balanced_grid > num_programs and most * balanced_grid > total:
         num_programs = balanced_grid
-    split_blocks = max(-(-b // num_splits) for b in blocks)
+    split_blocks = -(-most // num_splits)  # the longest request's split
     uniform = max(split_blocks, -(-total * programs_per_unit // wave))
     balanced = balanced_cost * -(-total // num_programs) + balanced_fixed
     return "balanced" if balanced < uniform else "uniform"
