@@ -105,3 +105,16 @@ def test_the_compare_tool_lines_up_runs_and_variants(tmp_path):
                            "--variants", "planned", "k64", "--plans", str(plans)],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 0 and done.stdout.rstrip().endswith("= k64"), done.stdout
+
+
+def test_a_knob_may_take_an_earlier_variants_field():
+    # The packed launch on the unpacked plan's split count (next runs (session 47) item 3).
+    done = run_tool("--batch", "gpt-oss:1:8:2048", "--variant", "p1", "kv_pack=1", "--variant",
+                    "p2s", "kv_pack=2", "num_splits=@p1", "--plans-only")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-500:]
+    (row,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert row["plan planned"][1] == 16 and row["plan p1"][1] == 8, row
+    assert row["plan p2s"][1] == 8 and row["plan p2s"][-1] == 2, row
+    done = run_tool("--batch", "gpt-oss:1:8:2048", "--variant", "x", "num_splits=@later",
+                    "--plans-only")  # fmt: skip
+    assert done.returncode != 0 and "names no variant" in done.stderr, done.stderr[-500:]

@@ -13,6 +13,9 @@ variant may also set PLAN_KNOBS, which plan the whole call anew with them, the t
 replaced after: `block_h=16` plans GQA head blocks of 16 rows (the planner's `block_h_for` is
 replaced for that plan: `plan_decode` takes block_h for MLA only), `schedule=balanced`,
 `num_splits=1` (uniform splits, the count pinned: the long-split tile only where it fits).
+A knob's value `@NAME` takes that field of variant NAME's plan for the same batch (a variant
+named before it; "planned" is the default): `--variant p1 kv_pack=1 --variant p2s kv_pack=2
+num_splits=@p1` times the packed launch on the unpacked plan's split count.
 `--builds FILE` writes every build of the uniform stage 1 the run compiled (registers, spills,
 shared memory, warps, stages and its specialisation key) as JSON lines: the GPU's own counts.
 `--generic num_splits` compiles the uniform stage 1 without Triton's specialisation of that int
@@ -81,6 +84,19 @@ def field_value(text: str) -> tuple[str, object]:
     return name, parsed
 
 
+def resolved(fields: dict, made: dict) -> dict:
+    """A variant's fields with each `@NAME` value replaced by that field of variant NAME's plan
+    (made earlier for the same batch)."""
+    out = {}
+    for name, value in fields.items():
+        if isinstance(value, str) and value.startswith("@"):
+            if value[1:] not in made:
+                raise SystemExit(f"--variant: {name}={value} names no variant made before it")
+            value = getattr(made[value[1:]], name)
+        out[name] = value
+    return out
+
+
 def variants_of(pairs: list[list[str]]) -> dict[str, dict]:
     """{name: {field: value}} from --variant NAME FIELD=VALUE ...; "planned" first."""
     variants = {"planned": {}}
@@ -136,9 +152,10 @@ def plans_only(batches, variants, window_left: int = -1) -> None:
     for model, qlen, lengths, label in batches:
         heads, kv_heads, dim, _ = GQA_MODELS[model]
         row = {"batch": label, **windowed(window_left)}
+        made = {}
         for name, fields in variants.items():
-            patch.fields, patch.knobs = split_variant(fields)
-            patch(len(lengths), table_keys(lengths), heads, qlen=qlen, kind="gqa",
+            patch.fields, patch.knobs = split_variant(resolved(fields, made))
+            made[name] = patch(len(lengths), table_keys(lengths), heads, qlen=qlen, kind="gqa",
                   num_kv_heads=kv_heads, head_dim=dim, page_size=PAGE_SIZE, device="meta",
                   device_spec=spec, seq_lens=lengths, window_left=window_left)  # fmt: skip
             row["plan " + name] = shown(patch.last)
@@ -190,9 +207,11 @@ def timed(batches, variants, rounds: int, rep_ms: int, out, window_left: int = -
         case = build_cases(gqa_batch(model, lengths, qlen))[0]
         row = {"batch": label, **windowed(window_left)}
         for _ in range(rounds):
+            made = {}
             for name, fields in variants.items():
-                patch.fields, patch.knobs = split_variant(fields)
+                patch.fields, patch.knobs = split_variant(resolved(fields, made))
                 prep = prepare_splitkv(case, window_left=window_left)
+                made[name] = patch.last
                 prep.run()
                 row.setdefault(name, []).append(round(cuda_graph_times_us(prep.run, rep_ms)[1], 1))
                 row["plan " + name] = shown(patch.last)

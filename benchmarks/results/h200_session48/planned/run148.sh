@@ -1,7 +1,7 @@
 # Session 48, call 1: (a) next runs (session 47) item 3's data: 32 seeded random gpt-oss qlen 1
 # batches of 1-16 requests (tools/gqa_random_batches.py .old_src/v55 --models gpt-oss --qlens 1
 # --requests 1 16, --keys 1000 16000 --seed 481 and --keys 16000 131072 --seed 482), the default
-# (packed) against kv_pack=1, 2 rounds; (b) item 5: the sliding window (127 keys left), 32-512
+# (packed) against kv_pack=1 and packed on kv_pack=1's split count (p2s), 2 rounds; (b) item 5: the sliding window (127 keys left), 32-512
 # requests x 4,096; (c) item 4: gpt-oss's GQA cascade v0.2.55 / v0.2.56 / v0.2.55 / v0.2.56;
 # (d) item 1: ncu of gpt-oss's ragged stage 1, kv_pack 1 and 2.
 # Predictions: docs/perf.md "Session 48: predictions first".
@@ -10,7 +10,7 @@ export PYTHONUNBUFFERED=1
 mkdir -p $OUT/logs
 A="gpt-oss:1:5:6048 gpt-oss:1:4:1630 gpt-oss:1:11:1773-9453 gpt-oss:1:12:2439-14251 gpt-oss:1:6:12845 gpt-oss:1:3:1254-6188 gpt-oss:1:6:7768 gpt-oss:1:11:8009 gpt-oss:1:13:1831-9292 gpt-oss:1:13:7266 gpt-oss:1:11:10881 gpt-oss:1:15:6328 gpt-oss:1:5:1731-11069 gpt-oss:1:4:5224 gpt-oss:1:13:6300 gpt-oss:1:11:1166-9712"
 B="gpt-oss:1:4:87150 gpt-oss:1:8:42561 gpt-oss:1:16:87309 gpt-oss:1:14:91429 gpt-oss:1:5:52445 gpt-oss:1:12:14048-120566 gpt-oss:1:3:100427 gpt-oss:1:16:14118-127789 gpt-oss:1:10:83317 gpt-oss:1:6:19829 gpt-oss:1:3:103373 gpt-oss:1:10:19727-79742 gpt-oss:1:14:15768-125235 gpt-oss:1:10:18307 gpt-oss:1:14:116544 gpt-oss:1:12:16565"
-timeout 260 python3 tools/gqa_plan_ab.py --rounds 2 --variant p1 kv_pack=1 --out $OUT/logs/small.jsonl --batch $A $B > $OUT/logs/small.txt 2>&1; echo "small exit $?"
+timeout 300 python3 tools/gqa_plan_ab.py --rounds 2 --variant p1 kv_pack=1 --variant p2s kv_pack=2 num_splits=@p1 --out $OUT/logs/small.jsonl --batch $A $B > $OUT/logs/small.txt 2>&1; echo "small exit $?"
 W=""; for n in 32 64 96 128 192 256 384 512; do W="$W gpt-oss:1:$n:4096"; done
 timeout 80 python3 tools/gqa_plan_ab.py --rounds 2 --window-left 127 --variant p1 kv_pack=1 --out $OUT/logs/window.jsonl --batch $W > $OUT/logs/window.txt 2>&1; echo "window exit $?"
 for r in 1 2; do
@@ -36,6 +36,7 @@ for name in ("small", "window"):
         r = json.loads(line)
         a, b = min(r["planned"]), min(r["p1"])
         logs.append(math.log(a / b))
-        print(f'{r["batch"]:28s} packed {a:7.1f} unpacked {b:7.1f} {100*(a/b-1):+6.1f}%  {r["plan planned"]} {r["plan p1"]}')
+        c = f' packed on p1 splits {min(r["p2s"]):7.1f} {100*(min(r["p2s"])/b-1):+6.1f}%' if "p2s" in r else ""
+        print(f'{r["batch"]:28s} packed {a:7.1f} unpacked {b:7.1f} {100*(a/b-1):+6.1f}%{c}  {r["plan planned"]} {r["plan p1"]}')
     print(f"{name}: packed/unpacked geomean {math.exp(sum(logs)/len(logs)):.3f} over {len(logs)}, packed faster {sum(l < 0 for l in logs)}")
 PY
