@@ -11,6 +11,8 @@ mkdir -p $OUT/logs
 A="gpt-oss:1:5:6048 gpt-oss:1:4:1630 gpt-oss:1:11:1773-9453 gpt-oss:1:12:2439-14251 gpt-oss:1:6:12845 gpt-oss:1:3:1254-6188 gpt-oss:1:6:7768 gpt-oss:1:11:8009 gpt-oss:1:13:1831-9292 gpt-oss:1:13:7266 gpt-oss:1:11:10881 gpt-oss:1:15:6328 gpt-oss:1:5:1731-11069 gpt-oss:1:4:5224 gpt-oss:1:13:6300 gpt-oss:1:11:1166-9712"
 B="gpt-oss:1:4:87150 gpt-oss:1:8:42561 gpt-oss:1:16:87309 gpt-oss:1:14:91429 gpt-oss:1:5:52445 gpt-oss:1:12:14048-120566 gpt-oss:1:3:100427 gpt-oss:1:16:14118-127789 gpt-oss:1:10:83317 gpt-oss:1:6:19829 gpt-oss:1:3:103373 gpt-oss:1:10:19727-79742 gpt-oss:1:14:15768-125235 gpt-oss:1:10:18307 gpt-oss:1:14:116544 gpt-oss:1:12:16565"
 timeout 300 python3 tools/gqa_plan_ab.py --rounds 2 --variant p1 kv_pack=1 --variant p2s kv_pack=2 num_splits=@p1 --out $OUT/logs/small.jsonl --batch $A $B > $OUT/logs/small.txt 2>&1; echo "small exit $?"
+C="gpt-oss:1:1:4096 gpt-oss:1:1:8192 gpt-oss:1:2:4096 gpt-oss:1:4:2048 gpt-oss:1:1:16384 gpt-oss:1:3:3000 gpt-oss:1:2:12000 gpt-oss:1:8:2048"
+timeout 120 python3 tools/gqa_plan_ab.py --rounds 2 --variant p1 kv_pack=1 --variant p2s kv_pack=2 num_splits=@p1 --out $OUT/logs/short.jsonl --batch $C > $OUT/logs/short.txt 2>&1; echo "short exit $?"
 W=""; for n in 32 64 96 128 192 256 384 512; do W="$W gpt-oss:1:$n:4096"; done
 timeout 80 python3 tools/gqa_plan_ab.py --rounds 2 --window-left 127 --variant p1 kv_pack=1 --out $OUT/logs/window.jsonl --batch $W > $OUT/logs/window.txt 2>&1; echo "window exit $?"
 for r in 1 2; do
@@ -30,7 +32,7 @@ cd - > /dev/null
 python3 - <<'PY'
 import json, os, math
 out = os.environ["OUT"] + "/logs/"
-for name in ("small", "window"):
+for name in ("small", "short", "window"):
     logs = []
     for line in open(out + name + ".jsonl"):
         r = json.loads(line)
