@@ -33,6 +33,26 @@ def test_one_group_with_edge_members(qlen, page_size, dtype, device):
     check(case, [([0, 1, 2, 3], shared // page_size)])
 
 
+@pytest.mark.parametrize("qlen", [1, 2])
+def test_a_group_led_by_a_member_that_ends_inside_the_prefix(qlen, dtype, device):
+    # Request 0 ends inside its group's 4 shared pages, so its table holds no id past its keys
+    # (the test inputs put a poisoned page there); the prefix pass once read every chunk's
+    # pages through the group's first member: request 1 came out wrong (found by a fuzz).
+    lengths = [26, 109, 123, 40]
+    case = random_mla_case(lengths, 4, qlen=qlen, page_size=16, dtype=dtype, device=device,
+                           prefix_groups=[([0, 1], 64), ([2, 3], 32)])  # fmt: skip
+    check(case, [([0, 1], 4), ([2, 3], 2)])
+    check(case, [([0], 4), ([3, 2], 2)])  # a group no member of which takes part
+    plan = splitkv.plan_shared_prefix([([0, 1], 4), ([2, 3], 2)], 4, case.page_table.shape[1],
+                                      16, device)  # fmt: skip
+    check(case, plan)
+    # The plan's chunks now read through request 1: a call where only request 0 ... then none
+    # takes part keeps a member of the group (its state masked), never another group's.
+    short = dataclasses.replace(case, seq_lens=torch.tensor([26, 50, 123, 40], dtype=torch.int32,
+                                                            device=device))  # fmt: skip
+    check(short, plan)
+
+
 @pytest.mark.parametrize("schedule", ["balanced", "uniform"])
 def test_the_passes_hold_on_either_schedule(schedule, dtype, device, monkeypatch):
     # Both passes are plain decodes; the suffix pass once handed per-request key starts to a

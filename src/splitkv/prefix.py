@@ -312,7 +312,7 @@ def mla_decode_shared_prefix(
     if rows is None or call.batch == 0:  # no prefix pass: a plain decode
         return mla_decode(q, call.kv_cache, page_table, seq_lens, scale=call.scale,
                           plan=suffix_plan)  # fmt: skip
-    suffix_table, suffix_lens, takes_part = suffix_rows(page_table, seq_lens, prefix, qlen)
+    suffix_table, suffix_lens, takes_part = suffix_rows(page_table, seq_lens, prefix, qlen, rows)
     suffix_out, suffix_lse = mla_decode(q, call.kv_cache, suffix_table, suffix_lens,
                                         scale=call.scale, plan=suffix_plan)  # fmt: skip
     # Prefix pass: every group's rows at once over its shared pages, all groups in one launch.
@@ -352,9 +352,10 @@ def _tile_rows(rows: int, spec: DeviceSpec) -> int:
     return -(-rows // block_h) * block_h
 
 
-def suffix_rows(page_table, seq_lens, prefix, qlen):
+def suffix_rows(page_table, seq_lens, prefix, qlen, rows):
     """(table, lengths) of each request's keys after its prefix, and whether it takes part in
-    its group's prefix pass (int8), in one launch."""
+    its group's prefix pass (int8), in one launch, which also points each of `rows`' chunks at
+    a member taking part (`PrefixRows.first`)."""
     batch, columns = page_table.shape
     table = torch.empty_like(page_table, memory_format=torch.contiguous_format)
     lens = torch.empty_like(seq_lens)
@@ -362,8 +363,9 @@ def suffix_rows(page_table, seq_lens, prefix, qlen):
     if batch and columns:
         block = min(1024, triton.next_power_of_2(columns))
         suffix_rows_kernel[(batch, triton.cdiv(columns, block))](
-            page_table, seq_lens, prefix.prefix_len, table, lens, takes_part, columns,
-            page_table.stride(0), QLEN=qlen, PAGE_SIZE=prefix.page_size, BLOCK_C=block,
+            page_table, seq_lens, prefix.prefix_len, table, lens, takes_part, rows.chunk_lo,
+            rows.chunk_hi, rows.first, columns, page_table.stride(0), QLEN=qlen,
+            PAGE_SIZE=prefix.page_size, BLOCK_C=block,
         )  # fmt: skip
     elif batch:  # no columns: nothing to shift, no prefix
         lens.copy_(seq_lens)
@@ -378,7 +380,7 @@ def _prefix_pass(q, call, page_table, rows, plan):
     grid instead of one launch (and one half-empty wave) each. Returns the chunks' rows'
     (out [chunk rows, d_v], lse [chunk rows])."""
     stacked = q.reshape(-1, q.shape[-1])[rows.gather].view(rows.num_chunks, 1, rows.width, -1)
-    # Each chunk reads its group's pages through the first member's table row.
+    # Each chunk reads its group's pages through the table row of a member taking part.
     out, lse = mla_decode(stacked, call.kv_cache, page_table[rows.first], rows.lens,
                           scale=call.scale, plan=plan)  # fmt: skip
     return out.view(-1, out.shape[-1]), lse.view(-1)

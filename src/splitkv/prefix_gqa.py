@@ -107,11 +107,12 @@ def gqa_decode_shared_prefix(
     if rows is None or call.batch == 0:  # no prefix pass: a plain decode
         return gqa_decode(q, *caches, page_table, seq_lens, plan=suffix_plan,
                           window_left=window_left, sinks=sinks, **softmax)  # fmt: skip
-    suffix_table, suffix_lens, takes_part = suffix_rows(page_table, seq_lens, prefix, call.qlen)
+    suffix_table, suffix_lens, takes_part = suffix_rows(page_table, seq_lens, prefix, call.qlen,
+                                                        rows)  # fmt: skip
     suffix_out, suffix_lse = gqa_decode(q, *caches, suffix_table, suffix_lens, plan=suffix_plan,
                                         sinks=sinks, **softmax)  # fmt: skip
-    # Prefix pass: every chunk's stacked rows over its group's pages (read through its first
-    # member's table row), all chunks the requests of one launch.
+    # Prefix pass: every chunk's stacked rows over its group's pages (read through the table
+    # row of a member taking part), all chunks the requests of one launch.
     head_dim = call.head_dim
     stacked = q.reshape(-1, head_dim)[rows.gather].view(rows.num_chunks, 1, rows.width, head_dim)
     chunk_out, chunk_lse = gqa_decode(stacked, *caches, page_table[rows.first], rows.lens,

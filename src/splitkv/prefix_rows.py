@@ -20,8 +20,16 @@ class PrefixRows:
     chunk_tokens: tuple[int, ...]  # each chunk's prefix length in keys (host ints)
     gather: torch.Tensor  # [num_chunks * width] int64: the query row each chunk row holds
     scatter: torch.Tensor  # [batch * rows_per_request] int64: the chunk row of each query row
-    first: torch.Tensor  # [num_chunks] int64: the member whose table row the chunk reads
+    # [num_chunks] int64: the member whose table row the chunk reads its group's pages
+    # through. Built as the group's first member; each call's `prefix.suffix_rows` writes a
+    # member taking part in the pass instead, since a member that ends inside the prefix may
+    # hold anything in the columns past its keys (`validate_sharing`). Any member taking part
+    # holds the shared pages, so which one a call's writes leave does not matter.
+    first: torch.Tensor
     lens: torch.Tensor  # [num_chunks] int32: chunk_tokens on the device
+    # [batch] int32 each: the chunks [chunk_lo, chunk_hi) of the request's group (none: 0, 0)
+    chunk_lo: torch.Tensor
+    chunk_hi: torch.Tensor
 
     @property
     def tokens(self) -> int:
@@ -65,6 +73,11 @@ def prefix_rows(
                 gather[stacked] = row
                 scatter[row] = stacked
     chunk_tokens = tuple(groups[g][1] * page_size for g, _, _ in chunks)
+    chunk_lo, chunk_hi = [0] * batch, [0] * batch
+    for c, (g, _, _) in enumerate(chunks):  # a group's chunks are consecutive
+        for member in groups[g][0]:
+            chunk_lo[member] = c if chunk_hi[member] == 0 else chunk_lo[member]
+            chunk_hi[member] = c + 1
     return PrefixRows(
         num_chunks=len(chunks),
         width=kv_heads * width,
@@ -73,6 +86,8 @@ def prefix_rows(
         scatter=torch.tensor(scatter, device=device),
         first=torch.tensor([groups[g][0][0] for g, _, _ in chunks], device=device),
         lens=torch.tensor(chunk_tokens, dtype=torch.int32, device=device),
+        chunk_lo=torch.tensor(chunk_lo, dtype=torch.int32, device=device),
+        chunk_hi=torch.tensor(chunk_hi, dtype=torch.int32, device=device),
     )
 
 

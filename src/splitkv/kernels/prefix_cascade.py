@@ -4,7 +4,8 @@ the H200: 8 x 327,600 spent ~50 of its 298 us in them, docs/perf.md session 18).
 
 - `suffix_rows_kernel`: per request, whether it takes part in its group's prefix pass (its
   query tokens all follow the prefix), and its suffix: the table row shifted left by the
-  prefix's pages, the length cut by as much.
+  prefix's pages, the length cut by as much; a request taking part also names itself the
+  table row its group's chunks read the prefix through.
 - `merge_prefix_kernel`: per query row, its prefix state (the chunk row it was stacked in,
   weight 0 where it took no part) merged with its suffix state, in fp32.
 """
@@ -29,6 +30,9 @@ def suffix_rows_kernel(
     suffix_table_ptr,  # [batch, columns] int32, written
     suffix_lens_ptr,  # [batch] int32, written
     takes_part_ptr,  # [batch] int8, written
+    chunk_lo_ptr,  # [batch] int32: the request's group's chunks of the prefix pass [lo, hi)
+    chunk_hi_ptr,
+    chunk_first_ptr,  # [chunks] int64: the member each chunk reads the prefix through, written
     columns,
     stride_table,
     QLEN: tl.constexpr,
@@ -49,6 +53,11 @@ def suffix_rows_kernel(
     if tl.program_id(1) == 0:
         tl.store(suffix_lens_ptr + request, (seq_len - shift * PAGE_SIZE).to(tl.int32))
         tl.store(takes_part_ptr + request, takes_part.to(tl.int8))
+        if takes_part:
+            # Its table row holds the shared pages; a member ending inside the prefix may not.
+            # Members taking part race to write: any of them is right.
+            for chunk in range(tl.load(chunk_lo_ptr + request), tl.load(chunk_hi_ptr + request)):
+                tl.store(chunk_first_ptr + chunk, request)
 
 
 @triton.jit
