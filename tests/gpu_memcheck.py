@@ -174,18 +174,19 @@ def main() -> None:
         check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args, sinks=sinks))
         gqa_decode_corrupt(case, one, {(1, 0): -(1 << 30)}, {2: 1 << 30})
     # The shared-prefix cascade: stacked rows, shifted suffix tables, a member ending inside
-    # its prefix, a request in no group.
+    # its prefix (leading its group: the prefix pass must read a member taking part), a
+    # request in no group.
     case = random_mla_case([150, 70, 30, 200, 90], 12, qlen=2, page_size=16, dtype=torch.bfloat16,
                            device=dev, prefix_groups=[([0, 1, 2], 48), ([3], 32)])  # fmt: skip
     shared_prefix_then_corrupt(splitkv.mla_decode_shared_prefix, splitkv.reference.mla_decode,
-                               case, [([0, 1, 2], 3), ([3], 2)])  # fmt: skip
+                               case, [([2, 0, 1], 3), ([3], 2)])  # fmt: skip
     # The GQA cascade: two groups of different prefix lengths (the stacked pass on the
     # balanced schedule, v0.2.32), a member ending inside its prefix, sinks.
     gqa = random_gqa_case([150, 70, 30, 200, 90], 8, 2, 64, qlen=2, page_size=16,
                           dtype=torch.bfloat16, device=dev, sinks=True,
                           prefix_groups=[([0, 1, 2], 48), ([3, 4], 32)])  # fmt: skip
     shared_prefix_then_corrupt(splitkv.gqa_decode_shared_prefix, splitkv.reference.gqa_decode,
-                               gqa, [([0, 1, 2], 3), ([3, 4], 2)], sinks=gqa.sinks)  # fmt: skip
+                               gqa, [([2, 0, 1], 3), ([3, 4], 2)], sinks=gqa.sinks)  # fmt: skip
     # The balanced schedule (one program per piece slot) and merge_states, corrupt lengths too.
     lengths = [1, 63, 64, 65, 4096, 0, 2]
     case = random_mla_case(lengths, 12, page_size=64, dtype=torch.bfloat16, device=dev)
