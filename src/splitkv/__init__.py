@@ -26,7 +26,7 @@ from splitkv.prefix import SharedPrefixPlan, mla_decode_shared_prefix, plan_shar
 from splitkv.prefix_gqa import gqa_decode_shared_prefix
 from splitkv.torch_op import gqa_decode_op, mla_decode_op  # registers torch.ops.splitkv
 
-__version__ = "0.2.56"
+__version__ = "0.2.57"
 __all__ = [
     "DecodePlan",
     "DecodeWorkspace",
