@@ -27,6 +27,21 @@ def test_matches_the_formula(num_states, head_dim, dtype, device):
     torch.testing.assert_close(out.double(), want_out, rtol=2e-2, atol=2e-2)
 
 
+def test_one_querys_states(dtype, device):
+    # outs [S, D] and lses [S]: no row dimensions, so lse comes back 0-d (it raised an
+    # IndexError in the stride check before; found by a fuzz).
+    outs = torch.randn(3, 64, device=device).to(dtype)
+    lses = torch.randn(3, device=device)
+    for given in ((outs, lses), (list(outs), list(lses))):
+        out, lse = splitkv.merge_states(*given)
+        assert out.shape == (64,) and lse.shape == ()
+        want_out, want_lse = reference_merge(outs, lses)
+        torch.testing.assert_close(lse.double(), want_lse, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(out.double(), want_out, rtol=2e-2, atol=2e-2)
+    out, lse = splitkv.merge_states(outs, torch.full((3,), float("-inf"), device=device))
+    assert torch.equal(out, torch.zeros_like(out)) and torch.isneginf(lse)
+
+
 def test_empty_states_contribute_nothing(dtype, device):
     outs = torch.randn(4, 6, 64, device=device).to(dtype)
     lses = torch.randn(4, 6, device=device)

@@ -42,7 +42,8 @@ def check_tensor(
     dtypes: tuple[torch.dtype, ...],
     device: torch.device | None = None,
 ) -> torch.Tensor:
-    """A tensor of one of `ndim` ranks and `dtypes`, on `device`, with unit stride last."""
+    """A tensor of one of `ndim` ranks and `dtypes`, on `device`, with unit stride last (a
+    0-d tensor, one value, has no last dimension to check)."""
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
     ranks = (ndim,) if isinstance(ndim, int) else ndim
@@ -54,7 +55,7 @@ def check_tensor(
         raise TypeError(f"{name}: expected dtype {want}, got {value.dtype}")
     if device is not None and value.device != device:
         raise ValueError(f"{name}: expected a tensor on {device} (where q is), got {value.device}")
-    if value.numel() and value.stride(-1) != 1:
+    if value.dim() and value.numel() and value.stride(-1) != 1:
         raise ValueError(
             f"{name}: expected unit stride in the last dimension, got {value.stride()}"
         )
