@@ -87,6 +87,7 @@ def test_merging_two_halves_of_the_keys_is_attention_over_all(dtype, device):
         (torch.randn(2, 3, 8), torch.randn(2, 3).half(), "lses"),
         (torch.randn(2, 3, 8).int(), torch.randn(2, 3), "outs"),
         (torch.randn(0, 3, 8), torch.randn(0, 3), "outs"),
+        (torch.randn(2, 3, 0), torch.randn(2, 3), "outs"),  # no columns: lse left unwritten
         ("states", torch.randn(2, 3), "outs"),
     ],
 )

@@ -56,6 +56,10 @@ def merge_states(
     num_states, head_dim = outs.shape[0], outs.shape[-1]
     if num_states < 1:
         raise ValueError("outs: expected at least one state, got 0")
+    if head_dim < 1:  # else lse's rows would come back unwritten
+        raise ValueError(
+            f"outs: expected a last dimension of at least 1, got shape {tuple(outs.shape)}"
+        )
     row_shape = tuple(outs.shape[1:-1])
     if out is None:
         out = outs.new_empty((*row_shape, head_dim))
@@ -69,7 +73,7 @@ def merge_states(
         if not tensor.is_contiguous():
             raise ValueError(f"{name}: expected a contiguous tensor, got strides {tensor.stride()}")
 
-    rows = out.numel() // head_dim if head_dim else 0
+    rows = out.numel() // head_dim
     if rows == 0:
         return out, lse
     # [S, rows, D] and [S, rows] views; reshape copies only for inputs it cannot view.
