@@ -160,6 +160,7 @@ def test_groups_of_different_sizes_share_one_prefix_launch(dtype, device, monkey
         ([([0, 1], 2), ([1], 1)], r"^prefix_groups: expected each request in one group"),
         ([([0, 1], 99)], r"^prefix_groups: expected an int in"),
         ([([0, 1, 2], 2, 5)], r"^prefix_groups: expected \(request indices, shared pages\)"),
+        ([(0, 1)], r"^prefix_groups: expected a group's request indices as a list"),
     ],
 )
 def test_bad_groups_are_named(groups, message, device):

@@ -414,6 +414,11 @@ def _check_groups(prefix_groups, batch: int, columns: int) -> list[tuple[list[in
             )
         members, pages = group
         check_int("prefix_groups", pages, 0, columns)
+        if not isinstance(members, (list, tuple, range)):
+            raise TypeError(
+                "prefix_groups: expected a group's request indices as a list, got "
+                f"{type(members).__name__}"
+            )
         members = list(members)
         for b in members:
             check_int("prefix_groups", b, 0, batch - 1)
