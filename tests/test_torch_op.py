@@ -1,5 +1,5 @@
-"""torch.ops.splitkv.mla_decode: the same values as splitkv.mla_decode, and traceable by
-torch.compile without graph breaks."""
+"""torch.ops.splitkv.mla_decode, gqa_decode and merge_states: the same values as the functions,
+and traceable by torch.compile without graph breaks."""
 
 import torch
 
@@ -56,3 +56,18 @@ def test_gqa_op_matches_and_compiles(device):
     )
     out, lse = compiled(*case.args)
     assert torch.equal(out, want_out)
+
+
+def test_merge_states_op_matches_and_compiles(device):
+    outs = torch.randn(3, 2, 4, 64, device=device).to(torch.float16)
+    lses = torch.randn(3, 2, 4, device=device)
+    lses[1, 0] = float("-inf")  # a state without keys
+    want_out, want_lse = splitkv.merge_states(outs, lses)
+    out, lse = torch.ops.splitkv.merge_states(outs, lses)
+    assert torch.equal(out, want_out) and torch.equal(lse, want_lse)
+    torch.library.opcheck(torch.ops.splitkv.merge_states.default, (outs, lses),
+                          test_utils=("test_schema", "test_faketensor"))  # fmt: skip
+    compiled = torch.compile(lambda o, s: torch.ops.splitkv.merge_states(o, s), backend="aot_eager",
+                             fullgraph=True)  # fmt: skip
+    out, lse = compiled(outs, lses)
+    assert torch.equal(out, want_out) and torch.equal(lse, want_lse)

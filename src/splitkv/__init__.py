@@ -24,7 +24,11 @@ from splitkv.partition import num_partitions
 from splitkv.plan import DecodePlan, DecodeWorkspace, plan_decode
 from splitkv.prefix import SharedPrefixPlan, mla_decode_shared_prefix, plan_shared_prefix
 from splitkv.prefix_gqa import gqa_decode_shared_prefix
-from splitkv.torch_op import gqa_decode_op, mla_decode_op  # registers torch.ops.splitkv
+from splitkv.torch_op import (  # registers torch.ops.splitkv
+    gqa_decode_op,
+    merge_states_op,
+    mla_decode_op,
+)
 
 __version__ = "0.2.57"
 __all__ = [
@@ -38,6 +42,7 @@ __all__ = [
     "gqa_decode_op",
     "gqa_decode_shared_prefix",
     "merge_states",
+    "merge_states_op",
     "mla_decode",
     "mla_decode_op",
     "mla_decode_shared_prefix",

@@ -1,6 +1,7 @@
-"""`torch.ops.splitkv.mla_decode` and `torch.ops.splitkv.gqa_decode`: the decodes registered as
-torch custom ops, so `torch.compile` traces through them (fullgraph) instead of breaking the
-graph at a Triton launch.
+"""`torch.ops.splitkv.mla_decode`, `torch.ops.splitkv.gqa_decode` and
+`torch.ops.splitkv.merge_states`: the decodes and the merge registered as torch custom ops, so
+`torch.compile` traces through them (fullgraph) instead of breaking the graph at a Triton
+launch.
 
 The ops allocate their outputs and plan per call (MLA at its default widths, 576 / 512). For
 CUDA-graph capture with a preallocated workspace, call the functions with `plan=` directly.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from splitkv.gqa import gqa_decode
+from splitkv.merge import merge_states
 from splitkv.mla import mla_decode
 from splitkv.plan import MLA_HEAD_DIM_V
 
@@ -66,3 +68,15 @@ def _gqa_decode_shapes(
     q, k_cache, v_cache, page_table, seq_lens, scale=None, window_left=-1, logit_cap=0.0, sinks=None
 ):
     return q.new_empty(q.shape), q.new_empty(q.shape[:3], dtype=torch.float32)
+
+
+@torch.library.custom_op("splitkv::merge_states", mutates_args=())
+def merge_states_op(outs: torch.Tensor, lses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Same contract as `splitkv.merge_states(outs, lses)`, the states stacked: outs [S, ..., D],
+    lses [S, ...] float32 natural log."""
+    return merge_states(outs, lses)
+
+
+@merge_states_op.register_fake
+def _merge_states_shapes(outs, lses):
+    return outs.new_empty(outs.shape[1:]), lses.new_empty(lses.shape[1:])
