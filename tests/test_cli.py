@@ -46,6 +46,18 @@ def test_bad_input_is_an_error_not_a_traceback(capsys):
     assert "seq_lens: expected" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--kind", "gqa", "--kv-heads", "0"], "num_kv_heads: expected"),  # not the default
+        (["--device", "nosuch"], "device: expected one of"),  # the flag, not "name"
+    ],
+)
+def test_plan_names_its_bad_flags(argv, message, capsys):
+    assert main(["plan", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("command", ["bench", "tune"])
 def test_gpu_commands_say_they_need_a_gpu(command, capsys):
     import torch

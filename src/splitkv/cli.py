@@ -140,7 +140,8 @@ def _kind_knobs(args: argparse.Namespace) -> dict:
     """plan_decode's GQA arguments, or nothing for MLA."""
     if args.kind == "mla":
         return {}
-    kv_heads = args.kv_heads or max(1, args.heads // 4)
+    # Only a flag left out takes the default: --kv-heads 0 goes on to plan_decode's check.
+    kv_heads = max(1, args.heads // 4) if args.kv_heads is None else args.kv_heads
     return {"kind": "gqa", "num_kv_heads": kv_heads, "head_dim": args.head_dim}
 
 
@@ -371,7 +372,10 @@ def _plan(args: argparse.Namespace) -> int:
     import splitkv
 
     if args.device is not None:
-        spec = splitkv.DeviceSpec.preset(args.device)
+        try:
+            spec = splitkv.DeviceSpec.preset(args.device)
+        except ValueError as error:  # named for the flag, not the preset's argument
+            raise ValueError(f"device{str(error).removeprefix('name')}") from None
         device = "meta"
     else:
         spec, device = None, "cuda" if torch.cuda.is_available() else "cpu"
