@@ -41,4 +41,19 @@ for name in ("small", "short", "window"):
         c = f' packed on p1 splits {min(r["p2s"]):7.1f} {100*(min(r["p2s"])/b-1):+6.1f}%' if "p2s" in r else ""
         print(f'{r["batch"]:28s} packed {a:7.1f} unpacked {b:7.1f} {100*(a/b-1):+6.1f}%{c}  {r["plan planned"]} {r["plan p1"]}')
     print(f"{name}: packed/unpacked geomean {math.exp(sum(logs)/len(logs)):.3f} over {len(logs)}, packed faster {sum(l < 0 for l in logs)}")
+# Item 3's candidate: uniform packs only where the packed split streams more than T keys of the
+# longest request (max of the batch's lengths / packed splits); balanced plans keep the pack.
+rows = []
+for name in ("small", "short"):
+    for line in open(out + name + ".jsonl"):
+        r = json.loads(line)
+        keys = r["batch"].split()[3]
+        longest = int(keys.split("-")[-1])
+        plan = r["plan planned"]
+        rows.append((plan[0], longest / plan[1], min(r["planned"]), min(r["p1"])))
+for t in (0, 96, 128, 160, 192, 256, 384, 512):
+    pick = [p if s != "uniform" or k > t else u for s, k, p, u in rows]
+    g = math.exp(sum(math.log(x / u) for x, (_, _, _, u) in zip(pick, rows)) / len(rows))
+    worst = max(x / u for x, (_, _, _, u) in zip(pick, rows))
+    print(f"rule T={t:4d}: geomean over unpacked {g:.4f}, worst {worst:.3f}")
 PY
