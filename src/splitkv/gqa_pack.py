@@ -48,7 +48,7 @@ def kv_pack_for(requested: int | None, kind: str, num_kv_heads: int, group_rows:
         raise ValueError(
             f"kv_pack: expected a divisor of num_kv_heads={num_kv_heads}, got {requested}"
         )
-    rows = requested * next_pow2(group_rows)
+    rows = packed_rows(group_rows, requested)
     if rows > GQA_PACK_MAX_ROWS:
         raise ValueError(
             f"kv_pack: {requested} kv heads of {group_rows} query rows (heads x qlen) need "
@@ -61,6 +61,12 @@ def kv_pack_for(requested: int | None, kind: str, num_kv_heads: int, group_rows:
             f"more than {GQA_PACK_MAX_COLUMNS}"
         )
     return requested
+
+
+def packed_rows(group_rows: int, kv_pack: int) -> int:
+    """Rows of a pack's tile: kv_pack runs of the group's rows, each rounded up to a power of
+    two (kernels/gqa_split.py `gqa_rows`); unpacked, the group's rows."""
+    return group_rows if kv_pack == 1 else kv_pack * next_pow2(group_rows)
 
 
 def packed_tile(num_kv_heads: int, head_dim: int, kv_pack: int) -> tuple[int, int]:
@@ -77,7 +83,7 @@ def gqa_kv_pack_may_pay(num_kv_heads: int, group_rows: int, head_dim: int,
     if itemsize != 2 or next_pow2(head_dim) != GQA_DEFAULT_PACK_HEAD_DIM:
         return False
     return num_kv_heads % GQA_DEFAULT_PACK == 0 and (
-        GQA_DEFAULT_PACK * next_pow2(group_rows) == MIN_DOT
+        packed_rows(group_rows, GQA_DEFAULT_PACK) == MIN_DOT
     )
 
 

@@ -20,6 +20,7 @@ from splitkv.gqa_pack import (
     gqa_kv_pack_may_pay,
     kv_pack_for,
     packed_plan_agrees,
+    packed_rows,
     packed_tile,
 )
 from splitkv.gqa_tile_rules import (
@@ -486,7 +487,7 @@ def plan_decode(
     # What stage 1's rules weigh: programs a request and split launches (kv heads over packs,
     # times head blocks below) and the tile's head dim (gqa_pack.py).
     kv_groups, tile_head_dim = packed_tile(num_kv_heads, head_dim_v, kv_pack)
-    tile_rows = group_rows if kv_pack == 1 else kv_pack * next_pow2(group_rows)
+    tile_rows = packed_rows(group_rows, kv_pack)
     block_h = block_h_for(block_h, kind, tile_rows, spec)
     default_splits, default_order = num_splits is None, grid_order is None
     num_head_blocks = -(-tile_rows // block_h)
@@ -779,8 +780,6 @@ def plan_decode(
         dependent_launch=dependent_launch,
         batch_rows=batch_size * rows,
     )
-    # Slots for the balanced schedule's partials: one per (program, request) piece.
-    num_slots = num_programs + batch_size if schedule == "balanced" else None
 
     mean_partials = merge_partials_per_row(balanced, num_programs, batch_size, num_splits)
     block_s_free = merge_block_s is None
@@ -850,9 +849,8 @@ def plan_decode(
         one_split=not balanced and num_splits == 1 and not merge_streams,
         kind=kind,
     )
-    workspace = new_workspace(batch_size, rows, num_splits, num_slots, head_dim_v,
-                              partial_dtype, merge_d_split if merge_streams else None,
-                              device)  # fmt: skip
+    workspace = new_workspace(batch_size, rows, balanced, num_programs, num_splits, head_dim_v,
+                              partial_dtype, merge_streams, merge_d_split, device)  # fmt: skip
     return DecodePlan(
         kind=kind,
         batch_size=batch_size,
@@ -899,15 +897,17 @@ def plan_decode(
     )
 
 
-def new_workspace(batch_size: int, rows: int, num_splits: int, num_slots: int | None,
-                  head_dim_v: int, partial_dtype: torch.dtype, flag_slices: int | None,
+def new_workspace(batch_size: int, rows: int, balanced: bool, num_programs: int,
+                  num_splits: int, head_dim_v: int, partial_dtype: torch.dtype,
+                  merge_streams: bool, merge_d_split: int,
                   device: torch.device) -> DecodeWorkspace:  # fmt: skip
-    """Stage 1's partials for `batch_size` requests of `rows` query rows: per split, or per
-    balanced slot where `num_slots` is given; `flag_slices` merge programs a row read split
-    flags (`merge_streams`), else none."""
+    """Stage 1's partials for `batch_size` requests of `rows` query rows: per split, or on the
+    balanced schedule per slot (one per (program, request) piece: num_programs + batch_size),
+    with `merge_streams` the split flags of its `merge_d_split` merge programs a row."""
+    num_slots = num_programs + batch_size if balanced else None
     flags = None
-    if flag_slices is not None:
-        flags = torch.zeros((batch_size, rows, flag_slices, num_splits), dtype=torch.int32,
+    if merge_streams:
+        flags = torch.zeros((batch_size, rows, merge_d_split, num_splits), dtype=torch.int32,
                             device=device)  # fmt: skip
     # Balanced: row-major, so the merge reads each row's partials from one contiguous run.
     partials = (rows, num_slots) if num_slots else (batch_size, rows, num_splits)
@@ -923,11 +923,10 @@ def new_workspace(batch_size: int, rows: int, num_splits: int, num_slots: int | 
 
 def plan_on_device(plan: DecodePlan, device: torch.device) -> DecodePlan:
     """`plan` with a fresh workspace of its shape on `device` (a plan made on "meta")."""
-    balanced = plan.schedule == "balanced"
     workspace = new_workspace(
-        plan.batch_size, plan.num_heads * plan.qlen, plan.num_splits,
-        plan.num_programs + plan.batch_size if balanced else None, plan.head_dim_v,
-        plan.partial_dtype, plan.merge_d_split if plan.merge_streams else None, device,
+        plan.batch_size, plan.num_heads * plan.qlen, plan.schedule == "balanced",
+        plan.num_programs, plan.num_splits, plan.head_dim_v, plan.partial_dtype,
+        plan.merge_streams, plan.merge_d_split, device,
     )  # fmt: skip
     return replace(plan, device=device, workspace=workspace)
 

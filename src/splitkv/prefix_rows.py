@@ -73,11 +73,13 @@ def prefix_rows(
                 gather[stacked] = row
                 scatter[row] = stacked
     chunk_tokens = tuple(groups[g][1] * page_size for g, _, _ in chunks)
+    spans = {}  # each group's chunks [lo, hi): chunk_layout lays them out consecutively
+    for c, (g, _, _) in enumerate(chunks):
+        spans[g] = (spans.get(g, (c, c))[0], c + 1)
     chunk_lo, chunk_hi = [0] * batch, [0] * batch
-    for c, (g, _, _) in enumerate(chunks):  # a group's chunks are consecutive
+    for g, (lo, hi) in spans.items():
         for member in groups[g][0]:
-            chunk_lo[member] = c if chunk_hi[member] == 0 else chunk_lo[member]
-            chunk_hi[member] = c + 1
+            chunk_lo[member], chunk_hi[member] = lo, hi
     return PrefixRows(
         num_chunks=len(chunks),
         width=kv_heads * width,

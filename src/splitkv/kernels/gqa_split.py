@@ -182,13 +182,28 @@ def gqa_rows(kv_group, head_block, GROUP: tl.constexpr, QLEN: tl.constexpr,
     holding kv head kv_group * KV_PACK + member's rows (one run, the head block's, unpacked)."""
     tile_row = tl.arange(0, BLOCK_H)
     if KV_PACK > 1:  # one head block (the planner's rule)
-        member = tile_row // (BLOCK_H // KV_PACK)
+        member = pack_member(BLOCK_H, KV_PACK)
         local = tile_row % (BLOCK_H // KV_PACK)
     else:
         member = tile_row * 0
         local = head_block * BLOCK_H + tile_row
     kv_head = kv_group * KV_PACK + member
     return local < QLEN * GROUP, local // GROUP, kv_head * GROUP + local % GROUP, member
+
+
+@triton.jit
+def pack_member(BLOCK_H: tl.constexpr, KV_PACK: tl.constexpr):
+    """Each tile row's kv head within its pack: KV_PACK runs of BLOCK_H // KV_PACK rows."""
+    return tl.arange(0, BLOCK_H) // (BLOCK_H // KV_PACK)
+
+
+@triton.jit
+def pack_columns(BLOCK_D: tl.constexpr, KV_PACK: tl.constexpr):
+    """A packed tile's KV_PACK * BLOCK_D columns and each one's dim within its head's
+    BLOCK_D: (column, d); column // BLOCK_D is the column's kv head within the pack."""
+    column = tl.arange(0, KV_PACK * BLOCK_D)
+    d = column % BLOCK_D if KV_PACK > 1 else column
+    return column, d
 
 
 @triton.jit
@@ -212,8 +227,7 @@ def gqa_load_queries(
     member's BLOCK_D columns, zeros in the others. Returns (q, row_ok, q_pos, q_head)."""
     row_ok, q_pos, q_head, member = gqa_rows(kv_group, head_block, GROUP, QLEN, BLOCK_H, KV_PACK)
     q_row = row_offsets(request, q_pos, q_head, stride_q_batch, stride_q_pos, stride_q_head)
-    column = tl.arange(0, KV_PACK * BLOCK_D)
-    d = column % BLOCK_D if KV_PACK > 1 else column
+    column, d = pack_columns(BLOCK_D, KV_PACK)
     mask = row_ok[:, None] & (d < HEAD_DIM)[None, :]
     if KV_PACK > 1:
         mask = mask & (member[:, None] == (column // BLOCK_D)[None, :])
@@ -263,8 +277,7 @@ def gqa_attend_keys(
     do the same work per byte as KV_PACK programs of a half-empty tile (gpt-oss at qlen 1: 8
     rows a kv head on Triton's 16-row dots), while the softmax, the page ids and the row
     offsets are computed once for all KV_PACK heads."""
-    column = tl.arange(0, KV_PACK * BLOCK_D)
-    d = column % BLOCK_D if KV_PACK > 1 else column
+    column, d = pack_columns(BLOCK_D, KV_PACK)
     d_ok = d < HEAD_DIM
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
@@ -321,8 +334,8 @@ def gqa_attend_keys(
 @triton.jit
 def own_head_columns(acc, BLOCK_H: tl.constexpr, BLOCK_D: tl.constexpr, KV_PACK: tl.constexpr):
     """Of a packed output [BLOCK_H, KV_PACK * BLOCK_D], each row's own head's BLOCK_D columns
-    (row runs as `gqa_rows`); the other heads' columns hold its weights times their values."""
-    member = tl.arange(0, BLOCK_H) // (BLOCK_H // KV_PACK)
+    (row runs as `pack_member`); the other heads' columns hold its weights times their values."""
+    member = pack_member(BLOCK_H, KV_PACK)
     heads = tl.reshape(acc, [BLOCK_H, KV_PACK, BLOCK_D])
     own = member[:, None, None] == tl.arange(0, KV_PACK)[None, :, None]
     return tl.sum(tl.where(own, heads, 0.0), 1)
