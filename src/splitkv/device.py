@@ -6,6 +6,7 @@ device it plans for: `DeviceSpec.preset("mi355x")` reproduces seed 001's sweep t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -155,7 +156,9 @@ def _cuda_spec(index: int) -> DeviceSpec:
     return DeviceSpec(l2_domains=1, hbm_bytes_per_s=0.0, **measured)
 
 
+@functools.cache
 def _cpu_spec() -> DeviceSpec:
+    """Read once, as `_cuda_spec`: `os.cpu_count()` costs ~10 us, and launches ask each call."""
     return DeviceSpec(
         name="cpu (Triton interpreter)",
         compute_units=os.cpu_count() or 1,
@@ -246,3 +249,13 @@ def match_preset(name: str, arch: str) -> DeviceSpec | None:
         if marker in text:
             return _PRESETS[key]
     return None
+
+
+def on_device(device: torch.device) -> contextlib.AbstractContextManager:
+    """The context to launch on `device` in: Triton launches on the current CUDA device (and its
+    current stream), so a tensor on another one needs the switch; where it already is current
+    (the usual case: one device a process) the switch is skipped, as entering and leaving it
+    costs microseconds a launch."""
+    if device.type != "cuda" or device.index == torch.cuda.current_device():
+        return contextlib.nullcontext()
+    return torch.cuda.device(device)

@@ -3,17 +3,15 @@ and the merge shared with MLA."""
 
 from __future__ import annotations
 
-import contextlib
-
 import torch
-import triton
 
 from splitkv.checks import GqaCall, check_gqa_call, validate_decode_data
-from splitkv.device import DeviceSpec
+from splitkv.device import DeviceSpec, on_device
 from splitkv.gqa_tile_rules import gqa_kv_offsets_shared
 from splitkv.kernels.gqa_split import gqa_balanced_kernel, gqa_split_kernel
 from splitkv.mla import lse_args, merge_follows, merge_workspace
 from splitkv.plan import MAX_GQA_HEADS, MAX_QLEN, DecodePlan, allocate_outputs, plan_for_call
+from splitkv.plan_rules import next_pow2
 
 
 def gqa_decode(
@@ -182,11 +180,12 @@ def _launch(
         schedule_consts |= one_split_output_args(out, lse, sinks)
     merge = merge and not writes_output
     # A key block's values read at its keys' row offsets (one tensor's two halves share them).
-    shared_offsets = k_cache.stride()[:3] == v_cache.stride()[:3] and gqa_kv_offsets_shared(
+    k_strides, v_strides = k_cache.stride()[:3], v_cache.stride()[:3]
+    shared_offsets = k_strides == v_strides and gqa_kv_offsets_shared(
         plan.schedule == "balanced", plan.tile_head_dim, plan.block_h, writes_output, grid,
         DeviceSpec.from_torch(q.device).compute_units,
     )  # fmt: skip
-    with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
+    with on_device(q.device):
         kernel[(grid,)](
             q,
             k_cache,
@@ -202,21 +201,15 @@ def _launch(
             call.num_pages,
             page_table.shape[1],
             *schedule_args,
-            q.stride(0),
-            q.stride(1),
-            q.stride(2),
-            k_cache.stride(0),
-            k_cache.stride(1),
-            k_cache.stride(2),
-            v_cache.stride(0),
-            v_cache.stride(1),
-            v_cache.stride(2),
+            *q.stride()[:3],
+            *k_strides,
+            *v_strides,
             page_table.stride(0),
             NUM_Q_HEADS=call.num_q_heads,
             NUM_KV_HEADS=call.num_kv_heads,
             QLEN=call.qlen,
             HEAD_DIM=call.head_dim,
-            BLOCK_D=triton.next_power_of_2(call.head_dim),
+            BLOCK_D=next_pow2(call.head_dim),
             PAGE_SIZE=call.page_size,
             BLOCK_H=plan.block_h,
             BLOCK_N=plan.block_n,

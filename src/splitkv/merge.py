@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 
 import torch
-import triton
 
 from splitkv.checks import KV_DTYPES, check_shape, check_tensor
+from splitkv.device import on_device
 from splitkv.kernels.merge_states import merge_states_kernel
+from splitkv.plan_rules import next_pow2
 
 MAX_BLOCK_D = 128  # columns one program merges; wider heads get more programs
 MAX_BLOCK_S = 64  # states merged per iteration
@@ -79,9 +79,9 @@ def merge_states(
     # [S, rows, D] and [S, rows] views; reshape copies only for inputs it cannot view.
     states = outs.reshape(num_states, rows, head_dim)
     weights = lses.reshape(num_states, rows)
-    block_d = min(MAX_BLOCK_D, triton.next_power_of_2(head_dim))
-    grid = (rows, triton.cdiv(head_dim, block_d))
-    with torch.cuda.device(out.device) if out.is_cuda else contextlib.nullcontext():
+    block_d = min(MAX_BLOCK_D, next_pow2(head_dim))
+    grid = (rows, -(-head_dim // block_d))
+    with on_device(out.device):
         merge_states_kernel[grid](
             states,
             weights,
@@ -96,7 +96,7 @@ def merge_states(
             head_dim,
             HEAD_DIM=head_dim,
             BLOCK_D=block_d,
-            BLOCK_S=min(MAX_BLOCK_S, triton.next_power_of_2(num_states)),
+            BLOCK_S=min(MAX_BLOCK_S, next_pow2(num_states)),
             WRITE_LSE=True,
         )
     return out, lse

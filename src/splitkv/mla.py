@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import torch
-import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 from splitkv import warp_specialized
 from splitkv.checks import MlaCall, check_mla_call, rows_describable, validate_decode_data
+from splitkv.device import on_device
 from splitkv.kernels.merge import merge_splits_kernel
 from splitkv.kernels.merge_rows import merge_rows_kernel
 from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
@@ -22,6 +20,7 @@ from splitkv.plan import (
     allocate_outputs,
     plan_for_call,
 )
+from splitkv.plan_rules import next_pow2
 
 LOG2_E = 1.4426950408889634
 
@@ -179,12 +178,12 @@ def _launch(
             "SPLIT_MAJOR": plan.grid_order == "split_major",
             **merge_stream_args(plan),
         }
-    block_dv = triton.next_power_of_2(plan.head_dim_v)
-    block_dpe = max(16, triton.next_power_of_2(max(head_dim_pe, 1)))
+    block_dv = next_pow2(plan.head_dim_v)
+    block_dpe = max(16, next_pow2(max(head_dim_pe, 1)))
     if plan.kv_tma:
         descriptors = kv_descriptors(kv, call.page_size, plan.block_n, block_dv, block_dpe)
         schedule_consts.update(descriptors)
-    with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
+    with on_device(q.device):
         # The warp-specialized kernel where the plan took it and the pool can be described;
         # otherwise the Triton kernel with the plan's (same-tile) knobs.
         launched = plan.warp_specialized and warp_specialized.launch_stage_one(
@@ -203,11 +202,8 @@ def _launch(
                 kv.shape[0],
                 page_table.shape[1],
                 *schedule_args,
-                q.stride(0),
-                q.stride(1),
-                q.stride(2),
-                kv.stride(0),
-                kv.stride(1),
+                *q.stride()[:3],
+                *kv.stride()[:2],
                 page_table.stride(0),
                 NUM_HEADS=call.num_heads,
                 QLEN=call.qlen,
@@ -301,7 +297,7 @@ def merge_workspace(
     batch, qlen, num_heads, _ = out.shape
     balanced = plan.schedule == "balanced"
     lse_arg, lse_strides = lse_args(lse, out)
-    with torch.cuda.device(out.device) if out.is_cuda else contextlib.nullcontext():
+    with on_device(out.device):
         merge = merge_rows_kernel if plan.merge_rows > 1 else merge_splits_kernel
         merge[(batch * qlen * num_heads // plan.merge_rows, plan.merge_d_split)](
             plan.workspace.partial_o,
@@ -316,9 +312,7 @@ def merge_workspace(
             sinks if sinks is not None else plan.workspace.partial_lse,
             batch,
             plan.num_programs,
-            out.stride(0),
-            out.stride(1),
-            out.stride(2),
+            *out.stride()[:3],
             *lse_strides,
             NUM_HEADS=num_heads,
             QLEN=qlen,

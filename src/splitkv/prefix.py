@@ -23,10 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
-import triton
 
 from splitkv.checks import check_int, check_mla_call, validate_decode_data
-from splitkv.device import DeviceSpec
+from splitkv.device import DeviceSpec, on_device
 from splitkv.kernels.prefix_cascade import merge_prefix_kernel, suffix_rows_kernel
 from splitkv.merge import MAX_BLOCK_D
 from splitkv.mla import mla_decode
@@ -39,7 +38,7 @@ from splitkv.plan import (
     max_heads_for,
     plan_decode,
 )
-from splitkv.plan_rules import block_h_for, host_lengths
+from splitkv.plan_rules import block_h_for, host_lengths, next_pow2
 from splitkv.prefix_rows import PrefixRows, chunk_layout, chunk_width, prefix_rows
 
 # The cascade's time over the plain path's at equal tile rows, past max_rows (its second pass
@@ -361,12 +360,13 @@ def suffix_rows(page_table, seq_lens, prefix, qlen, rows):
     lens = torch.empty_like(seq_lens)
     takes_part = torch.empty(batch, dtype=torch.int8, device=seq_lens.device)
     if batch and columns:
-        block = min(1024, triton.next_power_of_2(columns))
-        suffix_rows_kernel[(batch, triton.cdiv(columns, block))](
-            page_table, seq_lens, prefix.prefix_len, table, lens, takes_part, rows.chunk_lo,
-            rows.chunk_hi, rows.first, columns, page_table.stride(0), QLEN=qlen,
-            PAGE_SIZE=prefix.page_size, BLOCK_C=block,
-        )  # fmt: skip
+        block = min(1024, next_pow2(columns))
+        with on_device(page_table.device):
+            suffix_rows_kernel[(batch, -(-columns // block))](
+                page_table, seq_lens, prefix.prefix_len, table, lens, takes_part,
+                rows.chunk_lo, rows.chunk_hi, rows.first, columns, page_table.stride(0),
+                QLEN=qlen, PAGE_SIZE=prefix.page_size, BLOCK_C=block,
+            )  # fmt: skip
     elif batch:  # no columns: nothing to shift, no prefix
         lens.copy_(seq_lens)
         takes_part.zero_()
@@ -391,11 +391,12 @@ def merge_prefix_states(chunk_out, chunk_lse, rows, takes_part, suffix_out, suff
     suffix state in fp32, in one launch."""
     out, lse = torch.empty_like(suffix_out), torch.empty_like(suffix_lse)
     head_dim = suffix_out.shape[-1]
-    block_d = min(MAX_BLOCK_D, triton.next_power_of_2(head_dim))
-    merge_prefix_kernel[(suffix_lse.numel(), triton.cdiv(head_dim, block_d))](
-        chunk_out, chunk_lse, rows.scatter, takes_part, suffix_out, suffix_lse, out, lse,
-        ROWS_PER_REQUEST=suffix_lse[0].numel(), HEAD_DIM=head_dim, BLOCK_D=block_d,
-    )  # fmt: skip
+    block_d = min(MAX_BLOCK_D, next_pow2(head_dim))
+    with on_device(out.device):
+        merge_prefix_kernel[(suffix_lse.numel(), -(-head_dim // block_d))](
+            chunk_out, chunk_lse, rows.scatter, takes_part, suffix_out, suffix_lse, out, lse,
+            ROWS_PER_REQUEST=suffix_lse[0].numel(), HEAD_DIM=head_dim, BLOCK_D=block_d,
+        )  # fmt: skip
     return out, lse
 
 

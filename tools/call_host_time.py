@@ -1,0 +1,122 @@
+"""Host time of one decode call made with a plan: what a serving step outside CUDA graphs (eager
+mode, batch sizes past the captured graphs) pays a layer before the GPU sees any work.
+
+    python tools/call_host_time.py              # on this machine's device (CPU: stubbed only)
+    python tools/call_host_time.py --repeat 9
+
+Two columns, microseconds a call, best of --repeat rounds:
+- splitkv: the library's own host work (checks, plan check, launch arguments), with Triton's
+  launches replaced by no-ops. On a CPU device the plans are the H200's, as on "meta".
+- call: the whole call with its launches, back to back, synced once a round (CUDA only; where
+  the GPU's work is shorter than the host's, this is the host's time a call).
+CUDA-graph replays pay neither.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import torch
+from triton.runtime.jit import KernelInterface
+
+import splitkv
+
+# (label, batch, keys, q heads, kv heads or None for MLA, head dim)
+CASES = [
+    ("gqa gpt-oss", 8, 4096, 64, 8, 64),
+    ("gqa llama3-8b", 32, 4096, 32, 8, 128),
+    ("mla 16 heads", 16, 4096, 16, None, 576),
+]
+PAGE = 64
+
+
+class _NoLaunch:
+    """Stands in for a kernel: `kernel[grid](...)` does nothing."""
+
+    def __getitem__(self, grid: object) -> Callable[..., None]:
+        return lambda *args, **kwargs: None
+
+
+@contextlib.contextmanager
+def stubbed_launches() -> Iterator[None]:
+    """Every Triton / Gluon kernel a splitkv module holds replaced by `_NoLaunch`, then put back."""
+    saved = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith("splitkv"):
+            continue
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, KernelInterface):
+                saved.append((module, attr, value))
+                setattr(module, attr, _NoLaunch())
+    try:
+        yield
+    finally:
+        for module, attr, value in saved:
+            setattr(module, attr, value)
+
+
+def decode_call(case: tuple, device: torch.device) -> Callable[[], object]:
+    """A `gqa_decode` / `mla_decode` call of the case with a plan and its outputs given."""
+    _, batch, keys, heads, kv_heads, head_dim = case
+    on_cpu = device.type == "cpu"
+    dtype = torch.float16 if on_cpu else torch.bfloat16
+    spec = splitkv.DeviceSpec.preset("h200") if on_cpu else None
+    pages = batch * keys // PAGE
+    table = torch.arange(pages, dtype=torch.int32, device=device).view(batch, -1)
+    lens = torch.full((batch,), keys, dtype=torch.int32, device=device)
+    q = torch.randn(batch, 1, heads, head_dim, dtype=dtype, device=device)
+    lse = torch.empty(batch, 1, heads, device=device)
+    if kv_heads is None:
+        kv = torch.randn(pages, PAGE, head_dim, dtype=dtype, device=device)
+        plan = splitkv.plan_decode(batch, keys, heads, page_size=PAGE, dtype=dtype,
+                                   device=device, device_spec=spec)  # fmt: skip
+        out = torch.empty(batch, 1, heads, plan.head_dim_v, dtype=dtype, device=device)
+        return lambda: splitkv.mla_decode(q, kv, table, lens, plan=plan, out=out, lse=lse)
+    k = torch.randn(pages, PAGE, kv_heads, head_dim, dtype=dtype, device=device)
+    v = torch.randn_like(k)
+    plan = splitkv.plan_decode(batch, keys, heads, kind="gqa", num_kv_heads=kv_heads,
+                               head_dim=head_dim, page_size=PAGE, dtype=dtype, device=device,
+                               device_spec=spec)  # fmt: skip
+    out = torch.empty_like(q)
+    return lambda: splitkv.gqa_decode(q, k, v, table, lens, plan=plan, out=out, lse=lse)
+
+
+def best_us(call: Callable[[], object], device: torch.device, calls: int, repeat: int) -> float:
+    """Best of `repeat` rounds of `calls` calls, microseconds a call (synced after each round)."""
+    call()
+    best = float("inf")
+    for _ in range(repeat):
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        best = min(best, time.perf_counter() - start)
+    return best / calls * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    print(f"{'case':16s} {'batch x keys':>13s} {'splitkv':>8s} {'call':>8s}  (us a call)")
+    for case in CASES:
+        call = decode_call(case, device)
+        whole = best_us(call, device, args.calls, args.repeat) if device.type == "cuda" else None
+        with stubbed_launches():
+            own = best_us(call, device, args.calls, args.repeat)
+        whole_text = f"{whole:8.1f}" if whole is not None else f"{'-':>8s}"
+        print(f"{case[0]:16s} {f'{case[1]} x {case[2]}':>13s} {own:8.1f} {whole_text}")
+
+
+if __name__ == "__main__":
+    main()
