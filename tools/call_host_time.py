@@ -30,7 +30,10 @@ CASES = [
     ("gqa gpt-oss", 8, 4096, 64, 8, 64),
     ("gqa llama3-8b", 32, 4096, 32, 8, 128),
     ("mla 16 heads", 16, 4096, 16, None, 576),
+    ("mla cascade", 8, 4096, 16, None, 576),  # shared prefix: the 8 share 3,072 keys
+    ("gqa cascade", 8, 4096, 64, 8, 64),
 ]
+SHARED_PAGES = 48
 PAGE = 64
 
 
@@ -61,12 +64,17 @@ def stubbed_launches() -> Iterator[None]:
 
 def decode_call(case: tuple, device: torch.device) -> Callable[[], object]:
     """A `gqa_decode` / `mla_decode` call of the case with a plan and its outputs given."""
-    _, batch, keys, heads, kv_heads, head_dim = case
+    label, batch, keys, heads, kv_heads, head_dim = case
     on_cpu = device.type == "cpu"
     dtype = torch.float16 if on_cpu else torch.bfloat16
     spec = splitkv.DeviceSpec.preset("h200") if on_cpu else None
     pages = batch * keys // PAGE
     table = torch.arange(pages, dtype=torch.int32, device=device).view(batch, -1)
+    if "cascade" in label:
+        table[:, :SHARED_PAGES] = table[0, :SHARED_PAGES]
+        prefix = splitkv.plan_shared_prefix([(list(range(batch)), SHARED_PAGES)], batch,
+                                            table.shape[1], PAGE, device, num_heads=heads,
+                                            num_kv_heads=kv_heads, device_spec=spec)  # fmt: skip
     lens = torch.full((batch,), keys, dtype=torch.int32, device=device)
     q = torch.randn(batch, 1, heads, head_dim, dtype=dtype, device=device)
     lse = torch.empty(batch, 1, heads, device=device)
@@ -75,6 +83,8 @@ def decode_call(case: tuple, device: torch.device) -> Callable[[], object]:
         plan = splitkv.plan_decode(batch, keys, heads, page_size=PAGE, dtype=dtype,
                                    device=device, device_spec=spec)  # fmt: skip
         out = torch.empty(batch, 1, heads, plan.head_dim_v, dtype=dtype, device=device)
+        if "cascade" in label:
+            return lambda: splitkv.mla_decode_shared_prefix(q, kv, table, lens, prefix)
         return lambda: splitkv.mla_decode(q, kv, table, lens, plan=plan, out=out, lse=lse)
     k = torch.randn(pages, PAGE, kv_heads, head_dim, dtype=dtype, device=device)
     v = torch.randn_like(k)
@@ -82,6 +92,8 @@ def decode_call(case: tuple, device: torch.device) -> Callable[[], object]:
                                head_dim=head_dim, page_size=PAGE, dtype=dtype, device=device,
                                device_spec=spec)  # fmt: skip
     out = torch.empty_like(q)
+    if "cascade" in label:
+        return lambda: splitkv.gqa_decode_shared_prefix(q, k, v, table, lens, prefix)
     return lambda: splitkv.gqa_decode(q, k, v, table, lens, plan=plan, out=out, lse=lse)
 
 

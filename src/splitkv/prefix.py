@@ -379,11 +379,22 @@ def _prefix_pass(q, call, page_table, rows, plan):
     groups' chunks as the requests of a single decode call, so the groups' passes share one
     grid instead of one launch (and one half-empty wave) each. Returns the chunks' rows'
     (out [chunk rows, d_v], lse [chunk rows])."""
-    stacked = q.reshape(-1, q.shape[-1])[rows.gather].view(rows.num_chunks, 1, rows.width, -1)
-    # Each chunk reads its group's pages through the table row of a member taking part.
-    out, lse = mla_decode(stacked, call.kv_cache, page_table[rows.first], rows.lens,
-                          scale=call.scale, plan=plan)  # fmt: skip
+    stacked, chunk_table = stacked_rows(q, page_table, rows)
+    out, lse = mla_decode(stacked, call.kv_cache, chunk_table, rows.lens, scale=call.scale,
+                          plan=plan)  # fmt: skip
     return out.view(-1, out.shape[-1]), lse.view(-1)
+
+
+def stacked_rows(q, page_table, rows):
+    """The prefix pass's requests: each chunk's query rows stacked as its heads, [chunks, 1,
+    width, head dim], and its table row, a member taking part's (it holds the group's shared
+    pages). `index_select`, not indexing: a fifth of the host time on a CPU, and fewer checks
+    on a GPU, for the same copy."""
+    head_dim = q.shape[-1]
+    stacked = q.reshape(-1, head_dim).index_select(0, rows.gather)
+    return stacked.view(rows.num_chunks, 1, rows.width, head_dim), page_table.index_select(
+        0, rows.first
+    )
 
 
 def merge_prefix_states(chunk_out, chunk_lse, rows, takes_part, suffix_out, suffix_lse):

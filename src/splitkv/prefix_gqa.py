@@ -30,6 +30,7 @@ from splitkv.prefix import (
     merge_prefix_states,
     refuse_under_capture,
     resolve_prefix_plan,
+    stacked_rows,
     suffix_rows,
     validate_sharing,
 )
@@ -114,9 +115,9 @@ def gqa_decode_shared_prefix(
     # Prefix pass: every chunk's stacked rows over its group's pages (read through the table
     # row of a member taking part), all chunks the requests of one launch.
     head_dim = call.head_dim
-    stacked = q.reshape(-1, head_dim)[rows.gather].view(rows.num_chunks, 1, rows.width, head_dim)
-    chunk_out, chunk_lse = gqa_decode(stacked, *caches, page_table[rows.first], rows.lens,
-                                      plan=prefix_plan, **softmax)  # fmt: skip
+    stacked, chunk_table = stacked_rows(q, page_table, rows)
+    chunk_out, chunk_lse = gqa_decode(stacked, *caches, chunk_table, rows.lens, plan=prefix_plan,
+                                      **softmax)  # fmt: skip
     return merge_prefix_states(chunk_out.view(-1, head_dim), chunk_lse.view(-1), rows,
                                takes_part, suffix_out, suffix_lse)  # fmt: skip
 
