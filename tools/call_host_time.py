@@ -4,12 +4,14 @@ mode, batch sizes past the captured graphs) pays a layer before the GPU sees any
     python tools/call_host_time.py              # on this machine's device (CPU: stubbed only)
     python tools/call_host_time.py --repeat 9
 
-Two columns, microseconds a call, best of --repeat rounds:
-- splitkv: the library's own host work (checks, plan check, launch arguments), with Triton's
-  launches replaced by no-ops. On a CPU device the plans are the H200's, as on "meta".
+Microseconds a call, best of --repeat rounds, for the call with a plan and its outputs given,
+then for the same call without them (`no plan`: planned and allocated each time):
+- splitkv / no plan: the library's own host work (checks, plan check or planning, launch
+  arguments), with Triton's launches replaced by no-ops. On a CPU device the plans given are
+  the H200's, as on "meta" (the ones made per call are the interpreter's).
 - call: the whole call with its launches, back to back, synced once a round (CUDA only; where
   the GPU's work is shorter than the host's, this is the host's time a call).
-CUDA-graph replays pay neither.
+CUDA-graph replays pay none of it.
 """
 
 from __future__ import annotations
@@ -62,19 +64,22 @@ def stubbed_launches() -> Iterator[None]:
             setattr(module, attr, value)
 
 
-def decode_call(case: tuple, device: torch.device) -> Callable[[], object]:
-    """A `gqa_decode` / `mla_decode` call of the case with a plan and its outputs given."""
+def decode_calls(case: tuple, device: torch.device) -> tuple[Callable, Callable]:
+    """The case's `gqa_decode` / `mla_decode` call with a plan and its outputs given, and the
+    same call without them (planned and allocated each time; the cascades: given their groups
+    instead of a prefix plan)."""
     label, batch, keys, heads, kv_heads, head_dim = case
     on_cpu = device.type == "cpu"
     dtype = torch.float16 if on_cpu else torch.bfloat16
     spec = splitkv.DeviceSpec.preset("h200") if on_cpu else None
     pages = batch * keys // PAGE
     table = torch.arange(pages, dtype=torch.int32, device=device).view(batch, -1)
+    groups = [(list(range(batch)), SHARED_PAGES)]
     if "cascade" in label:
         table[:, :SHARED_PAGES] = table[0, :SHARED_PAGES]
-        prefix = splitkv.plan_shared_prefix([(list(range(batch)), SHARED_PAGES)], batch,
-                                            table.shape[1], PAGE, device, num_heads=heads,
-                                            num_kv_heads=kv_heads, device_spec=spec)  # fmt: skip
+        prefix = splitkv.plan_shared_prefix(groups, batch, table.shape[1], PAGE, device,
+                                            num_heads=heads, num_kv_heads=kv_heads,
+                                            device_spec=spec)  # fmt: skip
     lens = torch.full((batch,), keys, dtype=torch.int32, device=device)
     q = torch.randn(batch, 1, heads, head_dim, dtype=dtype, device=device)
     lse = torch.empty(batch, 1, heads, device=device)
@@ -84,8 +89,11 @@ def decode_call(case: tuple, device: torch.device) -> Callable[[], object]:
                                    device=device, device_spec=spec)  # fmt: skip
         out = torch.empty(batch, 1, heads, plan.head_dim_v, dtype=dtype, device=device)
         if "cascade" in label:
-            return lambda: splitkv.mla_decode_shared_prefix(q, kv, table, lens, prefix)
-        return lambda: splitkv.mla_decode(q, kv, table, lens, plan=plan, out=out, lse=lse)
+            shared = splitkv.mla_decode_shared_prefix
+            return (lambda: shared(q, kv, table, lens, prefix),
+                    lambda: shared(q, kv, table, lens, groups))  # fmt: skip
+        return (lambda: splitkv.mla_decode(q, kv, table, lens, plan=plan, out=out, lse=lse),
+                lambda: splitkv.mla_decode(q, kv, table, lens))  # fmt: skip
     k = torch.randn(pages, PAGE, kv_heads, head_dim, dtype=dtype, device=device)
     v = torch.randn_like(k)
     plan = splitkv.plan_decode(batch, keys, heads, kind="gqa", num_kv_heads=kv_heads,
@@ -93,8 +101,11 @@ def decode_call(case: tuple, device: torch.device) -> Callable[[], object]:
                                device_spec=spec)  # fmt: skip
     out = torch.empty_like(q)
     if "cascade" in label:
-        return lambda: splitkv.gqa_decode_shared_prefix(q, k, v, table, lens, prefix)
-    return lambda: splitkv.gqa_decode(q, k, v, table, lens, plan=plan, out=out, lse=lse)
+        shared = splitkv.gqa_decode_shared_prefix
+        return (lambda: shared(q, k, v, table, lens, prefix),
+                lambda: shared(q, k, v, table, lens, groups))  # fmt: skip
+    return (lambda: splitkv.gqa_decode(q, k, v, table, lens, plan=plan, out=out, lse=lse),
+            lambda: splitkv.gqa_decode(q, k, v, table, lens))  # fmt: skip
 
 
 def best_us(call: Callable[[], object], device: torch.device, calls: int, repeat: int) -> float:
@@ -120,14 +131,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     device = torch.device(args.device)
-    print(f"{'case':16s} {'batch x keys':>13s} {'splitkv':>8s} {'call':>8s}  (us a call)")
+    print(f"{'case':16s} {'batch x keys':>13s} {'splitkv':>8s} {'call':>8s} {'no plan':>8s} "
+          f"{'call':>8s}  (us a call)")  # fmt: skip
     for case in CASES:
-        call = decode_call(case, device)
-        whole = best_us(call, device, args.calls, args.repeat) if device.type == "cuda" else None
-        with stubbed_launches():
-            own = best_us(call, device, args.calls, args.repeat)
-        whole_text = f"{whole:8.1f}" if whole is not None else f"{'-':>8s}"
-        print(f"{case[0]:16s} {f'{case[1]} x {case[2]}':>13s} {own:8.1f} {whole_text}")
+        figures = []
+        for call in decode_calls(case, device):
+            if device.type == "cuda":
+                whole = f"{best_us(call, device, args.calls, args.repeat):8.1f}"
+            else:
+                whole = f"{'-':>8s}"
+            with stubbed_launches():
+                figures += [f"{best_us(call, device, args.calls, args.repeat):8.1f}", whole]
+        print(f"{case[0]:16s} {f'{case[1]} x {case[2]}':>13s} {' '.join(figures)}")
 
 
 if __name__ == "__main__":

@@ -259,3 +259,14 @@ def on_device(device: torch.device) -> contextlib.AbstractContextManager:
     if device.type != "cuda" or device.index == torch.cuda.current_device():
         return contextlib.nullcontext()
     return torch.cuda.device(device)
+
+
+def resolve_device(device: torch.device | str | int | None) -> torch.device:
+    """Where a plan's workspace lives: None is the current CUDA device, else the CPU; a CUDA
+    device without an index is the current one."""
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device

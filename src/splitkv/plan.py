@@ -14,7 +14,7 @@ import torch
 
 from splitkv import warp_specialized as ws
 from splitkv.checks import MAX_GQA_HEAD_DIM, check_bool, check_int, check_plan_fits, check_pow2
-from splitkv.device import DeviceSpec
+from splitkv.device import DeviceSpec, resolve_device
 from splitkv.gqa_pack import (
     GQA_DEFAULT_PACK,
     gqa_kv_pack_may_pay,
@@ -31,6 +31,7 @@ from splitkv.gqa_tile_rules import (
     gqa_wide_tile,
 )
 from splitkv.partition import num_partitions, resident_programs_per_sm
+from splitkv.plan_memo import remember_lengthless_plans
 from splitkv.plan_rules import (
     MAX_MERGE_ROWS,
     MAX_SPLITS,
@@ -254,6 +255,9 @@ def plan_decode(
 ) -> DecodePlan:
     """Plan a decode step from host integers; allocates the plan's workspace on `device`.
 
+    Without `seq_lens` the plan is remembered for these arguments (`splitkv/plan_memo.py`): the
+    same call again returns the same knobs with a fresh workspace, without planning.
+
     Args:
         batch_size: the most requests one call will hold.
         max_seq_len: the longest context (keys, including the qlen new tokens) to plan for.
@@ -415,11 +419,7 @@ def plan_decode(
     # Every argument as given: the default kv_pack plans the call once with each pack pinned
     # and returns one of those plans (below).
     arguments = dict(locals())
-    if device is None:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    device = torch.device(device)
-    if device.type == "cuda" and device.index is None:
-        device = torch.device("cuda", torch.cuda.current_device())
+    device = resolve_device(device)
     for name, value, low, high in (
         ("batch_size", batch_size, 1, None),
         ("max_seq_len", max_seq_len, 1, None),
@@ -929,6 +929,9 @@ def plan_on_device(plan: DecodePlan, device: torch.device) -> DecodePlan:
         plan.merge_streams, plan.merge_d_split, device,
     )  # fmt: skip
     return replace(plan, device=device, workspace=workspace)
+
+
+plan_decode = remember_lengthless_plans(plan_decode, plan_on_device)
 
 
 def plan_for_call(

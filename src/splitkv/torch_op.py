@@ -3,7 +3,8 @@
 `torch.compile` traces through them (fullgraph) instead of breaking the graph at a Triton
 launch.
 
-The ops allocate their outputs and plan per call (MLA at its default widths, 576 / 512). For
+The ops allocate their outputs and a workspace per call (MLA at its default widths, 576 / 512;
+a shape's plan is made once and remembered, `splitkv/plan_memo.py`). For
 CUDA-graph capture with a preallocated workspace, call the functions with `plan=` directly.
 """
 
