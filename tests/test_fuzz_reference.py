@@ -9,7 +9,9 @@ TOOL = Path(__file__).resolve().parents[1] / "tools" / "fuzz_reference.py"
 
 
 def test_quick_targets_pass():
-    done = subprocess.run([sys.executable, str(TOOL), "merge", "gqa-bad", "gqa", "--count", "2"],
+    targets = ["merge", "gqa-bad", "gqa", "plan-memo"]
+    done = subprocess.run([sys.executable, str(TOOL), *targets, "--count", "2"],
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stdout[-1000:] + done.stderr[-1000:]
-    assert "merge: 0 of 2 failed" in done.stdout and "gqa: 0 of 2 failed" in done.stdout
+    for target in targets:
+        assert f"{target}: 0 of 2 failed" in done.stdout
