@@ -84,3 +84,14 @@ def test_the_current_device_is_resolved_before_the_lookup():
     plan = splitkv.plan_decode(4, 2048, 16)
     assert plan.device == (torch.device("cuda", torch.cuda.current_device())
                            if torch.cuda.is_available() else torch.device("cpu"))  # fmt: skip
+
+
+def test_threads_planning_at_once_all_get_their_plans():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def plan(batch):
+        return splitkv.plan_decode(batch, 1024, 16, device="meta", device_spec=H200).batch_size
+
+    with ThreadPoolExecutor(8) as pool:
+        batches = [1 + i % (MAX_REMEMBERED + 50) for i in range(3000)]
+        assert list(pool.map(plan, batches)) == batches

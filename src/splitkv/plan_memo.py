@@ -9,6 +9,7 @@ not remembered (a serving step's lengths are new each step).
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 
 import torch
@@ -24,6 +25,7 @@ def remember_lengthless_plans(plan_decode: Callable, plan_on_device: Callable) -
     """`plan_decode` remembering its plans without lengths (see the module docstring); the
     returned function's `forget()` clears what it remembers."""
     plans: dict = {}
+    forgetting = threading.Lock()  # engines may plan from several threads; lookups need none
 
     @functools.wraps(plan_decode)
     def plan(*args, **kwargs):
@@ -44,10 +46,16 @@ def remember_lengthless_plans(plan_decode: Callable, plan_on_device: Callable) -
         if known is not None:
             return plan_on_device(known, device)
         made = plan_decode(*args, **kwargs)
-        if len(plans) >= MAX_REMEMBERED:
-            del plans[next(iter(plans))]
-        plans[key] = plan_on_device(made, _META)  # knobs only: no device memory kept
+        knobs = plan_on_device(made, _META)  # knobs only: no device memory kept
+        with forgetting:
+            if len(plans) >= MAX_REMEMBERED:
+                del plans[next(iter(plans))]  # the oldest
+            plans[key] = knobs
         return made
 
-    plan.forget = plans.clear
+    def forget() -> None:
+        with forgetting:
+            plans.clear()
+
+    plan.forget = forget
     return plan
