@@ -1,5 +1,6 @@
-"""tools/mla_plan_snapshot.py: the snapshot a planner change is checked against is the same
-from run to run (seeded lengths), and its diff names what changed."""
+"""tools/mla_plan_snapshot.py and tools/plan_random_snapshot.py: the snapshots a planner change
+is checked against are the same from run to run (seeded), and the MLA one's diff names what
+changed."""
 
 import json
 import subprocess
@@ -7,6 +8,7 @@ import sys
 from pathlib import Path
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "mla_plan_snapshot.py"
+RANDOM_TOOL = TOOL.with_name("plan_random_snapshot.py")
 
 
 def test_snapshot_is_reproducible_and_its_diff_names_changes(tmp_path):
@@ -19,3 +21,16 @@ def test_snapshot_is_reproducible_and_its_diff_names_changes(tmp_path):
     done = subprocess.run([sys.executable, str(TOOL), str(second), "--diff", str(first)],
                           check=True, capture_output=True, text=True)  # fmt: skip
     assert done.stdout.strip().endswith("1 of 720 plans changed"), done.stdout
+
+
+def test_random_snapshot_is_reproducible_with_plans_and_refusals(tmp_path):
+    files = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    for out in files:
+        subprocess.run([sys.executable, str(RANDOM_TOOL), str(out), "--count", "300"],
+                       check=True, capture_output=True)  # fmt: skip
+    assert files[0].read_text() == files[1].read_text()
+    rows = [json.loads(line)[1] for line in files[0].read_text().splitlines()]
+    plans = [row for row in rows if isinstance(row, dict)]
+    assert len(rows) == 300 and 0 < len(plans) < 300
+    assert {"mla", "gqa"} == {plan["kind"] for plan in plans}
+    assert all("partial_o" in plan["workspace"] for plan in plans)

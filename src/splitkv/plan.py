@@ -28,47 +28,34 @@ from splitkv.gqa_tile_rules import (
     gqa_one_split_pays,
     gqa_partials_split_cap,
     gqa_tile_for,
-    gqa_wide_tile,
 )
 from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.plan_memo import remember_lengthless_plans
+from splitkv.plan_merge import merge_knobs
 from splitkv.plan_rules import (
-    MAX_MERGE_ROWS,
     MAX_SPLITS,
     MIN_DOT,
-    TMA_BLOCK_N,
     GridOrder,
     alternate_blocks_for,
     balanced_grid,
-    balanced_prefetch_pays,
     block_h_for,
     consumer_groups_for,
-    default_merge_block_s,
-    default_merge_d_split,
-    default_merge_num_warps,
     early_start_for,
     early_start_pays_alone,
     grid_order_for,
     host_lengths,
     keys_as_rows_for,
     loop_streams_long_batch,
-    merge_partials_per_row,
-    merge_rows_for,
     merge_streams_for,
     narrow_gluon_splits,
-    narrow_merge_rows,
-    narrow_rows_merge_slicing,
     next_pow2,
-    one_wave_merge_slicing,
     partial_bytes_split_cap,
     piece_cost_for,
-    prefetch_pays,
     program_keys_for,
-    tma_pays,
     warp_specialized_for,
     whole_pieces_for,
-    wide_merge_slicing,
 )
+from splitkv.plan_tile import stage_one_tile
 from splitkv.schedule import modelled_schedule
 
 MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks than tested
@@ -206,6 +193,52 @@ class DecodePlan:
     @property
     def merge_block_d(self) -> int:
         return next_pow2(self.head_dim_v // self.merge_d_split)
+
+
+def check_plan_shape(batch_size: int, max_seq_len: int, num_heads: int, qlen: int,
+                     page_size: int, kind: str, num_kv_heads: int, window_left: int,
+                     schedule: str, dtype: torch.dtype,
+                     partial_dtype: torch.dtype) -> None:  # fmt: skip
+    """`plan_decode`'s shape arguments in bounds (each error names its argument)."""
+    for name, value, low, high in (
+        ("batch_size", batch_size, 1, None),
+        ("max_seq_len", max_seq_len, 1, None),
+        ("num_heads", num_heads, 1, max_heads_for(kind)),
+        ("qlen", qlen, 1, MAX_QLEN),
+        ("page_size", page_size, 1, 256),
+    ):
+        check_int(name, value, low, high)
+    check_pow2("page_size", page_size)
+    if kind not in ("mla", "gqa"):
+        raise ValueError(f"kind: expected 'mla' or 'gqa', got {kind!r}")
+    check_int("num_kv_heads", num_kv_heads, 1, 1 if kind == "mla" else num_heads)
+    if num_heads % num_kv_heads:
+        raise ValueError(
+            f"num_kv_heads: expected a divisor of num_heads={num_heads}, got {num_kv_heads}"
+        )
+    check_int("window_left", window_left, -1)
+    if schedule not in (*SCHEDULES, "auto"):
+        raise ValueError(f"schedule: expected one of {(*SCHEDULES, 'auto')}, got {schedule!r}")
+    if dtype not in (torch.bfloat16, torch.float16, torch.float32):
+        raise TypeError(f"dtype: expected torch.bfloat16, float16 or float32, got {dtype}")
+    if partial_dtype not in PARTIAL_DTYPES:
+        raise TypeError(
+            f"partial_dtype: expected torch.float32 or torch.bfloat16, got {partial_dtype!r}"
+        )
+
+
+def checked_head_dims(kind: str, head_dim: int | None, head_dim_qk: int,
+                      head_dim_v: int) -> tuple[int, int]:  # fmt: skip
+    """(key width, value width): MLA's as given; GQA's one head dim (default GQA_HEAD_DIM)."""
+    if kind == "gqa":
+        head_dim = GQA_HEAD_DIM if head_dim is None else head_dim
+        check_int("head_dim", head_dim, MIN_DOT, MAX_GQA_HEAD_DIM)
+        if head_dim % MIN_DOT:
+            raise ValueError(f"head_dim: expected a multiple of {MIN_DOT}, got {head_dim}")
+        head_dim_qk = head_dim_v = head_dim
+    check_int("head_dim_v", head_dim_v, MIN_DOT, None)
+    check_int("head_dim_qk", head_dim_qk, head_dim_v, None)
+    return head_dim_qk, head_dim_v
 
 
 def plan_decode(
@@ -420,41 +453,11 @@ def plan_decode(
     # and returns one of those plans (below).
     arguments = dict(locals())
     device = resolve_device(device)
-    for name, value, low, high in (
-        ("batch_size", batch_size, 1, None),
-        ("max_seq_len", max_seq_len, 1, None),
-        ("num_heads", num_heads, 1, max_heads_for(kind)),
-        ("qlen", qlen, 1, MAX_QLEN),
-        ("page_size", page_size, 1, 256),
-    ):
-        check_int(name, value, low, high)
-    check_pow2("page_size", page_size)
-    if kind not in ("mla", "gqa"):
-        raise ValueError(f"kind: expected 'mla' or 'gqa', got {kind!r}")
-    check_int("num_kv_heads", num_kv_heads, 1, 1 if kind == "mla" else num_heads)
-    if num_heads % num_kv_heads:
-        raise ValueError(
-            f"num_kv_heads: expected a divisor of num_heads={num_heads}, got {num_kv_heads}"
-        )
-    check_int("window_left", window_left, -1)
-    if schedule not in (*SCHEDULES, "auto"):
-        raise ValueError(f"schedule: expected one of {(*SCHEDULES, 'auto')}, got {schedule!r}")
+    check_plan_shape(batch_size, max_seq_len, num_heads, qlen, page_size, kind, num_kv_heads,
+                     window_left, schedule, dtype, partial_dtype)  # fmt: skip
     lengths = host_lengths(seq_lens, batch_size, max_seq_len)
     total_keys = sum(lengths) if lengths else batch_size * max_seq_len
-    if kind == "gqa":
-        head_dim = GQA_HEAD_DIM if head_dim is None else head_dim
-        check_int("head_dim", head_dim, MIN_DOT, MAX_GQA_HEAD_DIM)
-        if head_dim % MIN_DOT:
-            raise ValueError(f"head_dim: expected a multiple of {MIN_DOT}, got {head_dim}")
-        head_dim_qk = head_dim_v = head_dim
-    if dtype not in (torch.bfloat16, torch.float16, torch.float32):
-        raise TypeError(f"dtype: expected torch.bfloat16, float16 or float32, got {dtype}")
-    if partial_dtype not in PARTIAL_DTYPES:
-        raise TypeError(
-            f"partial_dtype: expected torch.float32 or torch.bfloat16, got {partial_dtype!r}"
-        )
-    check_int("head_dim_v", head_dim_v, MIN_DOT, None)
-    check_int("head_dim_qk", head_dim_qk, head_dim_v, None)
+    head_dim_qk, head_dim_v = checked_head_dims(kind, head_dim, head_dim_qk, head_dim_v)
     if device.type == "meta" and device_spec is None:
         raise ValueError("device_spec: expected a DeviceSpec to plan for when device is 'meta'")
     # A "meta" device plans without allocating (the CLI's `plan`): the workspace has no storage.
@@ -687,93 +690,14 @@ def plan_decode(
         kv_tma, page_prefetch, latent_chains = False, False, 1
         num_splits = ws_splits
         grid_order = grid_order_for(num_splits, spec) if default_order else grid_order
-    short_tile = block_h <= MIN_DOT
-    split_keys = -(-max_seq_len // num_splits)  # keys per split of the longest request
-    uniform_programs = batch_size * num_splits * programs_a_split  # on splits
-    # balanced_prefetch: the default chose prefetch for balanced MLA programs of <= 32 rows,
-    # which then keep one 64-key buffer (schedule ablation, docs/perf.md v0.2.1: -5% for
-    # 1 x 327,600 + 47 short at qlen 1 and 2).
-    balanced_prefetch = False
-    program_keys = program_keys_for(balanced, total_keys, max_seq_len, num_programs, num_splits)
-    if page_prefetch is None and balanced:
-        balanced_prefetch = balanced_prefetch_pays(kind, block_h, total_keys, num_programs, spec)
-        page_prefetch = balanced_prefetch
-    elif page_prefetch is None:
-        page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys,
-                                      uniform_programs <= wave, spec)  # fmt: skip
-    # Bulk copies by default only where measured, and only when the caller left the block
-    # shape to the planner; they take two latent chains.
-    tma_default = (
-        kv_tma is None
-        and latent_chains in (None, 2)
-        and block_n is None
-        and num_stages is None
-        and not interpreted
-        and tma_pays(kind, block_h, page_size, program_keys, dtype, spec)
-    )
-    if latent_chains is None:
-        # Two chains halve the score dot's 36-step dependent mma chain (H200: 16-row tiles
-        # 5-11% faster, 32-row 3%). The 64-row wgmma tile spills 648 B with two (qlen 8: 4%
-        # slower); the balanced tile 96 B, 8% slower on the ragged batch with masked loads,
-        # 7.6% faster with bulk copies (v0.2.4), so the balanced kernel takes two with them.
-        two = kind == "mla" and block_h <= 2 * MIN_DOT and head_dim_v > MIN_DOT
-        two = two and (not balanced or tma_default or kv_tma is True)
-        latent_chains = 2 if two else 1
-    check_int("latent_chains", latent_chains, 1, 2)
-    if latent_chains == 2 and (kind != "mla" or head_dim_v <= MIN_DOT):
-        # Each half of the latent dims feeds a dot, which needs 16 columns at least.
-        raise ValueError(
-            f"latent_chains: 2 needs MLA with head_dim_v > {MIN_DOT}, got kind={kind!r} with "
-            f"head_dim_v={head_dim_v}"
-        )
-    if kv_tma is None:
-        kv_tma = tma_default
-        if kv_tma:
-            # One 64-key buffer in flight: 32-key blocks in 3 stages lost (v0.2.3).
-            block_n, num_stages = TMA_BLOCK_N, 2
-    wide_gqa = None
-    if kind == "gqa" and not interpreted:
-        # The launch's programs, where the tile rules were measured on this device: a wider
-        # key block is taken only where it costs no wave.
-        launch = uniform_programs if gqa_tiled else None
-        wide_gqa = gqa_wide_tile(block_h, tile_head_dim, balanced, split_keys,
-                                 one_split=num_splits == 1, programs=launch,
-                                 compute_units=spec.compute_units,
-                                 itemsize=dtype.itemsize)  # fmt: skip
-    wide_stages = None  # the wide tile's stages, where its key block is the one taken
-    if block_n is None and wide_gqa:
-        block_n, wide_stages = wide_gqa[0], wide_gqa[2]
-    if block_n is None:
-        # 64-key blocks for 16-row tiles (unless prefetched MLA: two 32-key blocks in flight)
-        # and for MLA's 64-row tile, which gained 27-41% over 32 keys (wide-tile ablation,
-        # docs/perf.md v0.2.0); 32 elsewhere (unmeasured) and in the interpreter.
-        short_64 = short_tile and not (page_prefetch and kind == "mla")
-        wide_mla = kind == "mla" and block_h >= 64
-        block_n = 64 if not interpreted and (short_64 or wide_mla or balanced_prefetch) else 32
-        if block_n == 64 and kind == "gqa" and tile_head_dim <= 64 and not balanced:
-            # Head dim 64 (gpt-oss): 128-key blocks move the same 32 KB of K + V per iteration
-            # as 64 keys at head dim 128; 6-10% faster on the H200 (docs/perf.md v0.2.1).
-            block_n = 128
-    check_int("block_n", block_n, MIN_DOT, 256)
-    check_pow2("block_n", block_n)
-    if num_warps is None:
-        num_warps = wide_gqa[1] if wide_gqa else 8 if block_h >= 64 else 4
-    if num_stages is None and wide_stages:
-        num_stages = wide_stages
-    if num_stages is None:
-        # With page ids a block ahead, 3 stages keep two KV blocks in flight (docs/perf.md);
-        # the balanced kernel's measured win kept 2 stages of 64-key blocks.
-        num_stages = 3 if page_prefetch and short_tile and not balanced_prefetch else 2
-    check_bool("kv_tma", kv_tma)
-    if kv_tma and (kind != "mla" or latent_chains != 2):
-        # Built on the two-chain MLA kernel (the latent halves as separate boxes).
-        raise ValueError(
-            f"kv_tma: needs MLA with latent_chains=2, got kind={kind!r}, "
-            f"latent_chains={latent_chains}"
-        )
-    if kv_tma and page_size < block_n:
-        # A bulk copy takes one box of consecutive pool rows: the block must sit in one page.
-        raise ValueError(f"kv_tma: needs page_size >= block_n={block_n}, got {page_size}")
+    block_n, num_warps, num_stages, page_prefetch, kv_tma, latent_chains = stage_one_tile(
+        block_n, num_warps, num_stages, page_prefetch, kv_tma, latent_chains, kind=kind,
+        block_h=block_h, group_rows=group_rows, tile_head_dim=tile_head_dim,
+        head_dim_v=head_dim_v, dtype=dtype, page_size=page_size, balanced=balanced,
+        gqa_tiled=gqa_tiled, batch_size=batch_size, max_seq_len=max_seq_len,
+        total_keys=total_keys, num_splits=num_splits, num_programs=num_programs,
+        programs_a_split=programs_a_split, wave=wave, interpreted=interpreted, spec=spec,
+    )  # fmt: skip
     early_start = early_start_for(
         early_start,
         warp_specialized=warp_specialized,
@@ -781,59 +705,12 @@ def plan_decode(
         batch_rows=batch_size * rows,
     )
 
-    mean_partials = merge_partials_per_row(balanced, num_programs, batch_size, num_splits)
-    block_s_free = merge_block_s is None
-    if block_s_free:
-        merge_block_s = default_merge_block_s(balanced, num_programs, mean_partials,
-                                              equal_shares)  # fmt: skip
-    check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
-    check_pow2("merge_block_s", merge_block_s)
-    slicing_free = merge_d_split is None and merge_num_warps is None
-    if merge_d_split is None:
-        # The interpreter runs one program at a time, so there fewer, wider programs win.
-        merge_d_split = 1 if interpreted else default_merge_d_split(head_dim_v)
-    check_int("merge_d_split", merge_d_split, 1, head_dim_v)
-    # The tile most rows fold. Uniform: the tile's rows; balanced: the rows' mean partials, if
-    # fewer.
-    partials = min(merge_block_s, next_pow2(mean_partials)) if balanced else merge_block_s
-    if merge_num_warps is None:
-        merge_num_warps = default_merge_num_warps(partials, next_pow2(head_dim_v // merge_d_split))
-    if slicing_free and not interpreted and narrow_merge_rows(head_dim_v):
-        merge_d_split, merge_num_warps, narrow_block_s = narrow_rows_merge_slicing(
-            head_dim_v, merge_d_split, merge_block_s, partials, batch_size * rows,
-            spec.compute_units,
-        )  # fmt: skip
-        if block_s_free:
-            merge_block_s = narrow_block_s
-        if merge_rows is None:
-            merge_rows, rows_block_s = merge_rows_for(
-                rows, batch_size * rows * merge_d_split, merge_block_s,
-                next_pow2(head_dim_v // merge_d_split), merge_num_warps, spec.compute_units,
-            )  # fmt: skip
-            if block_s_free:
-                merge_block_s = rows_block_s
-    elif slicing_free and not interpreted:
-        merge_d_split, merge_num_warps = one_wave_merge_slicing(
-            head_dim_v, merge_d_split, merge_num_warps, batch_size * rows, spec.compute_units
-        )
-        if not balanced:
-            merge_d_split, merge_num_warps = wide_merge_slicing(
-                merge_d_split, merge_num_warps, batch_size * rows, spec.compute_units
-            )
-    check_int("merge_num_warps", merge_num_warps, 1, 8)
-    check_pow2("merge_num_warps", merge_num_warps)
-    if merge_rows is None:
-        merge_rows = 1  # MLA's wide rows, pinned slicing, the interpreter
-    check_int("merge_rows", merge_rows, 1, MAX_MERGE_ROWS)
-    check_pow2("merge_rows", merge_rows)
-    if rows % merge_rows:
-        raise ValueError(
-            f"merge_rows: expected a divisor of heads x qlen = {rows}, got {merge_rows}"
-        )
-    if head_dim_v % merge_d_split:
-        raise ValueError(
-            f"merge_d_split: expected a divisor of head_dim_v={head_dim_v}, got {merge_d_split}"
-        )
+    merge_block_s, merge_d_split, merge_num_warps, merge_rows = merge_knobs(
+        merge_block_s, merge_d_split, merge_num_warps, merge_rows, balanced=balanced,
+        num_programs=num_programs, num_splits=num_splits, batch_size=batch_size, rows=rows,
+        head_dim_v=head_dim_v, equal_shares=equal_shares, interpreted=interpreted,
+        compute_units=spec.compute_units,
+    )  # fmt: skip
 
     merge_streams = merge_streams_for(merge_streams, kind=kind, balanced=balanced,
                                       merge_block_s=merge_block_s, num_splits=num_splits,

@@ -1,0 +1,97 @@
+"""The merge's knobs (stage 2) of a plan: partials one fold takes (`merge_block_s`), column
+slices a row (`merge_d_split`), warps a program, rows a program (`merge_rows`); each the
+caller's, checked, or the measured default for the plan's stage 1 (`plan_rules`)."""
+
+from __future__ import annotations
+
+from splitkv.checks import check_int, check_pow2
+from splitkv.plan_rules import (
+    MAX_MERGE_ROWS,
+    MAX_SPLITS,
+    default_merge_block_s,
+    default_merge_d_split,
+    default_merge_num_warps,
+    merge_partials_per_row,
+    merge_rows_for,
+    narrow_merge_rows,
+    narrow_rows_merge_slicing,
+    next_pow2,
+    one_wave_merge_slicing,
+    wide_merge_slicing,
+)
+
+
+def merge_knobs(
+    merge_block_s: int | None,
+    merge_d_split: int | None,
+    merge_num_warps: int | None,
+    merge_rows: int | None,
+    *,
+    balanced: bool,
+    num_programs: int,
+    num_splits: int,
+    batch_size: int,
+    rows: int,
+    head_dim_v: int,
+    equal_shares: bool,
+    interpreted: bool,
+    compute_units: int,
+) -> tuple[int, int, int, int]:
+    """(merge_block_s, merge_d_split, merge_num_warps, merge_rows) for a stage 1 of `balanced`
+    schedule over `num_programs` programs or `num_splits` splits, `batch_size` requests of
+    `rows` query rows (heads x qlen) of `head_dim_v` columns. `equal_shares`: the balanced
+    schedule was taken from uniform splits (equal shares a row)."""
+    mean_partials = merge_partials_per_row(balanced, num_programs, batch_size, num_splits)
+    block_s_free = merge_block_s is None
+    if block_s_free:
+        merge_block_s = default_merge_block_s(balanced, num_programs, mean_partials,
+                                              equal_shares)  # fmt: skip
+    check_int("merge_block_s", merge_block_s, 1, MAX_SPLITS)
+    check_pow2("merge_block_s", merge_block_s)
+    slicing_free = merge_d_split is None and merge_num_warps is None
+    if merge_d_split is None:
+        # The interpreter runs one program at a time, so there fewer, wider programs win.
+        merge_d_split = 1 if interpreted else default_merge_d_split(head_dim_v)
+    check_int("merge_d_split", merge_d_split, 1, head_dim_v)
+    # The tile most rows fold. Uniform: the tile's rows; balanced: the rows' mean partials, if
+    # fewer.
+    partials = min(merge_block_s, next_pow2(mean_partials)) if balanced else merge_block_s
+    if merge_num_warps is None:
+        merge_num_warps = default_merge_num_warps(partials, next_pow2(head_dim_v // merge_d_split))
+    if slicing_free and not interpreted and narrow_merge_rows(head_dim_v):
+        merge_d_split, merge_num_warps, narrow_block_s = narrow_rows_merge_slicing(
+            head_dim_v, merge_d_split, merge_block_s, partials, batch_size * rows,
+            compute_units,
+        )  # fmt: skip
+        if block_s_free:
+            merge_block_s = narrow_block_s
+        if merge_rows is None:
+            merge_rows, rows_block_s = merge_rows_for(
+                rows, batch_size * rows * merge_d_split, merge_block_s,
+                next_pow2(head_dim_v // merge_d_split), merge_num_warps, compute_units,
+            )  # fmt: skip
+            if block_s_free:
+                merge_block_s = rows_block_s
+    elif slicing_free and not interpreted:
+        merge_d_split, merge_num_warps = one_wave_merge_slicing(
+            head_dim_v, merge_d_split, merge_num_warps, batch_size * rows, compute_units
+        )
+        if not balanced:
+            merge_d_split, merge_num_warps = wide_merge_slicing(
+                merge_d_split, merge_num_warps, batch_size * rows, compute_units
+            )
+    check_int("merge_num_warps", merge_num_warps, 1, 8)
+    check_pow2("merge_num_warps", merge_num_warps)
+    if merge_rows is None:
+        merge_rows = 1  # MLA's wide rows, pinned slicing, the interpreter
+    check_int("merge_rows", merge_rows, 1, MAX_MERGE_ROWS)
+    check_pow2("merge_rows", merge_rows)
+    if rows % merge_rows:
+        raise ValueError(
+            f"merge_rows: expected a divisor of heads x qlen = {rows}, got {merge_rows}"
+        )
+    if head_dim_v % merge_d_split:
+        raise ValueError(
+            f"merge_d_split: expected a divisor of head_dim_v={head_dim_v}, got {merge_d_split}"
+        )
+    return merge_block_s, merge_d_split, merge_num_warps, merge_rows
