@@ -241,6 +241,42 @@ def checked_head_dims(kind: str, head_dim: int | None, head_dim_qk: int,
     return head_dim_qk, head_dim_v
 
 
+def default_split_count(kind: str, batch_size: int, keys: int, lengths: list[int], *,
+                        rows: int, kv_groups: int, num_kv_heads: int, group_rows: int,
+                        block_h: int, tile_head_dim: int, programs_a_split: int,
+                        dtype: torch.dtype, partial_dtype: torch.dtype, gqa_tiled: bool,
+                        spec: DeviceSpec) -> tuple[int, int | None]:  # fmt: skip
+    """The planner's uniform split count for `batch_size` requests of up to `keys` keys (the
+    seed's wave-aligned rule, `num_partitions`), and where GQA takes one split on its measured
+    tiles the longest request's keys that split streams (else None)."""
+    if kind == "mla":
+        return num_partitions(batch_size, keys, rows, spec, is_mla=True), None
+    num_splits = num_partitions(
+        batch_size, keys, kv_groups, spec, is_mla=False, head_dim=tile_head_dim
+    )
+    # One kv head and head block (llama3-70b-tp8): the fill rule counts programs, where tall
+    # splits also write partials that the merge reads back.
+    one_group = num_kv_heads == 1 and group_rows <= block_h
+    if spec.tunables.mha_programs_per_sm is not None and one_group:
+        num_splits = min(num_splits, gqa_partials_split_cap(
+            keys, spec.tunables.mha_split_page_size, group_rows, dtype.itemsize,
+            partial_dtype.itemsize, batch_size, spec.compute_units,
+        ))  # fmt: skip
+    # On the measured tiles, any kv heads: one split where its launch fills the SMs within a
+    # wave and its programs are short (the longest request's, where every length is given:
+    # the table's width is often wider). Ragged lengths too, on uniform splits: each
+    # request's program streams it alone, no merge.
+    known = len(lengths) == batch_size
+    longest = min(keys, max(lengths) if known else keys)
+    ragged = known and min(lengths) < longest
+    if gqa_tiled and gqa_one_split_pays(
+        batch_size * programs_a_split, longest, block_h, tile_head_dim, dtype.itemsize,
+        spec.compute_units, ragged,
+    ):  # fmt: skip
+        return 1, longest
+    return num_splits, None
+
+
 def plan_decode(
     batch_size: int,
     max_seq_len: int,
@@ -500,32 +536,12 @@ def plan_decode(
     short_split_keys = None
     keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
     if num_splits is None:
-        if kind == "mla":
-            num_splits = num_partitions(batch_size, keys, rows, spec, is_mla=True)
-        else:
-            num_splits = num_partitions(
-                batch_size, keys, kv_groups, spec, is_mla=False, head_dim=tile_head_dim
-            )
-            # One kv head and head block (llama3-70b-tp8): the fill rule counts programs,
-            # where tall splits also write partials that the merge reads back.
-            one_group = num_kv_heads == 1 and group_rows <= block_h
-            if spec.tunables.mha_programs_per_sm is not None and one_group:
-                num_splits = min(num_splits, gqa_partials_split_cap(
-                    keys, spec.tunables.mha_split_page_size, group_rows, dtype.itemsize,
-                    partial_dtype.itemsize, batch_size, spec.compute_units,
-                ))  # fmt: skip
-            # On the measured tiles, any kv heads: one split where its launch fills the SMs
-            # within a wave and its programs are short (the longest request's, where every
-            # length is given: the table's width is often wider). Ragged lengths too, on
-            # uniform splits (below): each request's program streams it alone, no merge.
-            known = len(lengths) == batch_size
-            longest = min(keys, max(lengths) if known else keys)
-            ragged = known and min(lengths) < longest
-            if gqa_tiled and gqa_one_split_pays(
-                batch_size * programs_a_split, longest, block_h, tile_head_dim,
-                dtype.itemsize, spec.compute_units, ragged,
-            ):  # fmt: skip
-                num_splits, short_split_keys = 1, longest
+        num_splits, short_split_keys = default_split_count(
+            kind, batch_size, keys, lengths, rows=rows, kv_groups=kv_groups,
+            num_kv_heads=num_kv_heads, group_rows=group_rows, block_h=block_h,
+            tile_head_dim=tile_head_dim, programs_a_split=programs_a_split, dtype=dtype,
+            partial_dtype=partial_dtype, gqa_tiled=gqa_tiled, spec=spec,
+        )  # fmt: skip
     check_int("num_splits", num_splits, 1, MAX_SPLITS)
     if grid_order is None:
         grid_order = grid_order_for(num_splits, spec)
