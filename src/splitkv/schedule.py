@@ -55,9 +55,12 @@ def pick_schedule(
     >>> pick_schedule([16227, 4651], 64, 132, 1, 132, 64, 1.15, 2.0)  # 4 blocks against 5.45
     'uniform'
     """
-    blocks = [(n + block_n - 1) // block_n if n > 0 else 0 for n in seq_lens]
-    total, most = sum(blocks), max(blocks)
-    if total == 0 or min(blocks) == most:
+    # Key blocks a request (0 for 0 keys): the rounding is monotone, so the longest and
+    # shortest requests' are the batch's most and fewest, and one pass sums them.
+    round_up = block_n - 1
+    total = sum([(n + round_up) // block_n for n in seq_lens])
+    most = (max(seq_lens) + round_up) // block_n
+    if total == 0 or (min(seq_lens) + round_up) // block_n == most:
         return "uniform"
     # The balanced plan's own grid where it is larger and some request passes its share.
     if balanced_grid and balanced_grid > num_programs and most * balanced_grid > total:
