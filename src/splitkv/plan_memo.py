@@ -11,13 +11,11 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-
-import torch
+from dataclasses import replace
 
 from splitkv.device import DeviceSpec, resolve_device
 
 MAX_REMEMBERED = 256  # shapes: past this the oldest is forgotten (each a few hundred bytes)
-_META = torch.device("meta")
 _RESOLVED = ("device", "device_spec")  # keyed as resolved: None is the current device's
 
 
@@ -46,7 +44,9 @@ def remember_lengthless_plans(plan_decode: Callable, plan_on_device: Callable) -
         if known is not None:
             return plan_on_device(known, device)
         made = plan_decode(*args, **kwargs)
-        knobs = plan_on_device(made, _META)  # knobs only: no device memory kept
+        # Knobs only, no device memory kept (a "meta" plan, as the default kv_pack's twins,
+        # holds none already).
+        knobs = made if made.device.type == "meta" else replace(made, workspace=None)
         with forgetting:
             if len(plans) >= MAX_REMEMBERED:
                 del plans[next(iter(plans))]  # the oldest
