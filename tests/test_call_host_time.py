@@ -1,5 +1,8 @@
-"""tools/call_host_time.py: it times every case, and its stubs leave the kernels as they were."""
+"""tools/call_host_time.py: it times every case, and its stubs leave the kernels as they were;
+and `splitkv.device.on_device`, the launches' device switch, which is skipped where the tensors
+are on the current device (part of the host time the tool measures)."""
 
+import contextlib
 import importlib.util
 import subprocess
 import sys
@@ -39,3 +42,10 @@ def test_every_case_is_timed():
 def test_no_device_switch_off_cuda():
     with on_device(torch.device("cpu")) as entered:
         assert entered is None
+
+
+def test_device_switch_only_off_the_current_device(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    assert isinstance(on_device(torch.device("cuda", 0)), contextlib.nullcontext)
+    switch = on_device(torch.device("cuda", 1))  # built, not entered: no GPU needed
+    assert isinstance(switch, torch.cuda.device) and switch.idx == 1
