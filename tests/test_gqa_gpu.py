@@ -62,7 +62,10 @@ def test_pool_past_2_31_elements(page_size):
     check(case)
 
 
-def test_cuda_graph_capture_once_replay_many():
+@pytest.mark.parametrize("planned", [True, False])
+def test_cuda_graph_capture_once_replay_many(planned):
+    # planned=False: the captured call plans for itself; its shape's plan is remembered from
+    # the calls before the capture, and its workspace and outputs come from the graph's pool.
     batch, q_heads, kv_heads, dim, columns = 5, 32, 8, 128, 64
     plan = splitkv.plan_decode(
         batch,
@@ -97,10 +100,17 @@ def test_cuda_graph_capture_once_replay_many():
     out = torch.empty(batch, 2, q_heads, dim, dtype=torch.bfloat16, device="cuda")
     lse = torch.empty(batch, 2, q_heads, device="cuda")
 
+    results = []
+
     def step():
-        splitkv.gqa_decode(q, k, v, table, lens, plan=plan, out=out, lse=lse)
+        if planned:
+            splitkv.gqa_decode(q, k, v, table, lens, plan=plan, out=out, lse=lse)
+        else:
+            results.append(splitkv.gqa_decode(q, k, v, table, lens))
 
     graph = capture_cuda_graph(step)
+    if not planned:
+        out, lse = results[-1]  # the captured call's
     for case in cases:
         k[: case.k_cache.shape[0]].copy_(case.k_cache)
         v[: case.v_cache.shape[0]].copy_(case.v_cache)
