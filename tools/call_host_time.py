@@ -11,7 +11,8 @@ then for the same call without them (`no plan`: planned and allocated each time)
   the H200's, as on "meta" (the ones made per call are the interpreter's).
 - call: the whole call with its launches, back to back, synced once a round (CUDA only; where
   the GPU's work is shorter than the host's, this is the host's time a call).
-CUDA-graph replays pay none of it.
+- gpu: the call with a plan as a CUDA-graph replay (p50; CUDA only): what the GPU takes, so a
+  `call` above it is the host's bound. CUDA-graph replays pay none of the host's work.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import torch
 from triton.runtime.jit import KernelInterface
 
 import splitkv
+from splitkv.timing import cuda_graph_times_us
 
 # (label, batch, keys, q heads, kv heads or None for MLA, head dim)
 CASES = [
@@ -132,17 +134,19 @@ def main() -> None:
     args = parser.parse_args()
     device = torch.device(args.device)
     print(f"{'case':16s} {'batch x keys':>13s} {'splitkv':>8s} {'call':>8s} {'no plan':>8s} "
-          f"{'call':>8s}  (us a call)")  # fmt: skip
+          f"{'call':>8s} {'gpu':>8s}  (us a call)")  # fmt: skip
     for case in CASES:
         figures = []
-        for call in decode_calls(case, device):
+        calls = decode_calls(case, device)
+        for call in calls:
             if device.type == "cuda":
                 whole = f"{best_us(call, device, args.calls, args.repeat):8.1f}"
             else:
                 whole = f"{'-':>8s}"
             with stubbed_launches():
                 figures += [f"{best_us(call, device, args.calls, args.repeat):8.1f}", whole]
-        print(f"{case[0]:16s} {f'{case[1]} x {case[2]}':>13s} {' '.join(figures)}")
+        gpu = f"{cuda_graph_times_us(calls[0])[1]:8.1f}" if device.type == "cuda" else f"{'-':>8s}"
+        print(f"{case[0]:16s} {f'{case[1]} x {case[2]}':>13s} {' '.join(figures)} {gpu}")
 
 
 if __name__ == "__main__":
