@@ -213,10 +213,10 @@ def gqa_balanced_grid(lengths: list[int] | None, keys: int, batch: int, groups: 
     `groups` of them): `gqa_balanced_programs` over the batch's key blocks of that tile, each
     request's `lengths` (or `keys` each, where unknown) clipped to `keys`."""
     block_n = gqa_balanced_tile(block_h, head_dim, itemsize)[0]
-    if lengths and max(lengths) <= keys:  # no length passes the window's keys: none to clip
+    if lengths:
+        if max(lengths) > keys:  # a window: a request reads only the keys it can see
+            lengths = [n if n < keys else keys for n in lengths]
         key_blocks = sum([(n + block_n - 1) // block_n for n in lengths])
-    elif lengths:
-        key_blocks = sum([((n if n < keys else keys) + block_n - 1) // block_n for n in lengths])
     else:
         key_blocks = batch * (-(-keys // block_n))
     resident = gqa_balanced_residency(block_h, head_dim, itemsize)

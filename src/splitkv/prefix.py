@@ -392,9 +392,8 @@ def stacked_rows(q, page_table, rows):
     on a GPU, for the same copy."""
     head_dim = q.shape[-1]
     stacked = q.reshape(-1, head_dim).index_select(0, rows.gather)
-    return stacked.view(rows.num_chunks, 1, rows.width, head_dim), page_table.index_select(
-        0, rows.first
-    )
+    chunk_table = page_table.index_select(0, rows.first)
+    return stacked.view(rows.num_chunks, 1, rows.width, head_dim), chunk_table
 
 
 def merge_prefix_states(chunk_out, chunk_lse, rows, takes_part, suffix_out, suffix_lse):
