@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+import plan_random_snapshot  # this folder's, beside this tool
 import torch
 
 import splitkv  # without a GPU it turns Triton's interpreter on before any kernel is made
@@ -337,48 +338,11 @@ def fuzz_bad(kind: str, rng: random.Random, seed: int, drawn: dict) -> None:
         check_against_reference(out, lse, *want)
 
 
-def plan_arguments(rng: random.Random) -> tuple[tuple, dict]:
-    """Random `plan_decode` arguments without lengths, H200 tiles on "meta" or the CPU's."""
-    kind = rng.choice(["mla", "gqa"])
-    heads = rng.choice([1, 8, 16, 32, 64, 128])
-    args = (rng.randint(1, 300), rng.choice([1, 100, 4096, 65536, 327600]), heads)
-    kwargs = {"qlen": rng.randint(1, 4), "page_size": rng.choice([1, 16, 64, 256])}
-    if kind == "gqa":
-        kv = rng.choice([k for k in (1, 2, 4, 8) if heads % k == 0])
-        kwargs.update(kind="gqa", num_kv_heads=kv, head_dim=rng.choice([64, 128, 256]))
-    if rng.random() < 0.5:
-        kwargs.update(device="meta", device_spec=splitkv.DeviceSpec.preset("h200"))
-    else:
-        kwargs["device"] = "cpu"
-    kwargs.update(split_knobs(rng))
-    if rng.random() < 0.3:
-        kwargs["dtype"] = rng.choice([torch.float16, torch.float32])
-    if rng.random() < 0.1:  # out of bounds: refused, and refused again
-        kwargs.update(rng.choice([{"page_size": 48}, {"qlen": 9}, {"num_splits": 0},
-                                  {"num_kv_heads": 3}, {"device": "meta"}]))  # fmt: skip
-        if kwargs["device"] == "meta" and rng.random() < 0.5:
-            kwargs.pop("device_spec", None)  # "meta" without a spec to plan for is refused
-    return args, kwargs
-
-
-def plan_knobs(plan) -> tuple:
-    """A plan's every field, its workspace as each tensor's shape and dtype."""
-    fields = {k: v for k, v in vars(plan).items() if k != "workspace"}
-    space = {k: None if t is None else (tuple(t.shape), t.dtype, t.device)
-             for k, t in vars(plan.workspace).items()}  # fmt: skip
-    return fields, space
-
-
-def planned(args: tuple, kwargs: dict):
-    """The plan's knobs, or the refusal's type and message."""
-    try:
-        return plan_knobs(splitkv.plan_decode(*args, **kwargs))
-    except (TypeError, ValueError) as error:
-        return type(error).__name__, str(error)
-
-
 def fuzz_plan_memo(rng: random.Random, seed: int, drawn: dict) -> None:
-    args, kwargs = plan_arguments(rng)
+    # The planner snapshot's random arguments (pinned knobs, refusals), without lengths: those
+    # plans are the remembered ones. `record`: every field and workspace tensor, or the refusal.
+    args, kwargs = plan_random_snapshot.draw(rng)
+    kwargs.pop("seq_lens", None)
     if rng.random() < 0.3:  # the same values as another type: 8.0, True, numpy-free
         name = rng.choice(["qlen", "page_size", "num_splits", "num_programs"])
         kwargs.setdefault(name, 1)
@@ -386,12 +350,13 @@ def fuzz_plan_memo(rng: random.Random, seed: int, drawn: dict) -> None:
     else:
         spoiled_kwargs = None
     drawn.update(args=args, kwargs=kwargs, spoiled=spoiled_kwargs)
+    planned = plan_random_snapshot.record
     first = planned(args, kwargs)
     assert planned(args, kwargs) == first, "the remembered plan differs"
     splitkv.plan_decode.forget()
     assert planned(args, kwargs) == first, "the plan made again differs"
     if spoiled_kwargs is not None:
-        assert isinstance(planned(args, spoiled_kwargs)[0], str), "a spoiled argument planned"
+        assert isinstance(planned(args, spoiled_kwargs), str), "a spoiled argument planned"
         assert planned(args, kwargs) == first
 
 

@@ -1,8 +1,9 @@
 """Every field of the plans `plan_decode` makes for seeded random arguments, MLA and GQA, on the
 H200 and MI355X presets and the CPU, with 0-3 knobs pinned and lengths given or not, each plan's
-workspace as its tensors' shapes, and each refusal as its message: JSON lines to compare before
-and after a planner refactor (which must leave them identical). `tools/gqa_plan_snapshot.py`
-walks a fixed grid of GQA shapes instead.
+workspace as its tensors' shapes, dtypes and devices, and each refusal as its message: JSON
+lines to compare before and after a planner refactor (which must leave them identical).
+`tools/gqa_plan_snapshot.py` walks a fixed grid of GQA shapes instead; `tools/fuzz_reference.py
+plan-memo` draws its arguments here.
 
     python tools/plan_random_snapshot.py /tmp/before.jsonl --count 60000 --seed 7
     python tools/plan_random_snapshot.py /tmp/after.jsonl --count 60000 --seed 7
@@ -69,8 +70,9 @@ def draw(rng: random.Random) -> tuple[tuple, dict]:
         if rng.random() < 0.2:
             kwargs["window_left"] = rng.choice([0, 127, 4095])
     device = rng.choice(["h200", "h200", "mi355x", "cpu"])
-    if device == "cpu":
+    if device == "cpu":  # the workspace is allocated: a few requests keep it within memory
         kwargs["device"] = "cpu"
+        batch = min(batch, 3)
     else:
         kwargs.update(device="meta", device_spec=SPECS[device])
     if rng.random() < 0.4:
@@ -81,13 +83,13 @@ def draw(rng: random.Random) -> tuple[tuple, dict]:
 
 
 def record(args: tuple, kwargs: dict) -> dict | str:
-    """The plan's every field and workspace shapes, or the refusal."""
+    """The plan's every field and workspace tensor (shape, dtype, device), or the refusal."""
     try:
         plan = splitkv.plan_decode(*args, **kwargs)
     except (TypeError, ValueError) as error:
         return f"{type(error).__name__}: {error}"
     fields = {k: str(v) for k, v in vars(plan).items() if k != "workspace"}
-    fields["workspace"] = {k: None if t is None else [list(t.shape), str(t.dtype)]
+    fields["workspace"] = {k: None if t is None else [list(t.shape), str(t.dtype), str(t.device)]
                            for k, t in vars(plan.workspace).items()}  # fmt: skip
     return fields
 
