@@ -36,7 +36,9 @@ def test_every_case_is_timed():
     done = subprocess.run([sys.executable, str(TOOL), "--calls", "3", "--repeat", "1"],
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stdout[-1000:] + done.stderr[-1000:]
-    assert len(done.stdout.strip().splitlines()) == 1 + len(_tool().CASES)
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 1 + len(_tool().CASES) + 1  # header, the cases, the descriptors
+    assert lines[-1].startswith("gluon descriptors: pool ")
 
 
 def test_no_device_switch_off_cuda():

@@ -5,7 +5,8 @@ mode, batch sizes past the captured graphs) pays a layer before the GPU sees any
     python tools/call_host_time.py --repeat 9
 
 Microseconds a call, best of --repeat rounds, for the call with a plan and its outputs given,
-then for the same call without them (`no plan`: planned and allocated each time):
+then for the same call without them (`no plan`: the plan made, or remembered, and the
+workspace and outputs allocated each time):
 - splitkv / no plan: the library's own host work (checks, plan check or planning, launch
   arguments), with Triton's launches replaced by no-ops. On a CPU device the plans given are
   the H200's, as on "meta" (the ones made per call are the interpreter's).
@@ -13,6 +14,8 @@ then for the same call without them (`no plan`: planned and allocated each time)
   the GPU's work is shorter than the host's, this is the host's time a call).
 - gpu: the call with a plan as a CUDA-graph replay (p50; CUDA only): what the GPU takes, so a
   `call` above it is the host's bound. CUDA-graph replays pay none of the host's work.
+A last line times the Gluon MLA kernel's bulk-copy descriptors, which the H200 path builds each
+call.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import torch
 from triton.runtime.jit import KernelInterface
 
 import splitkv
+from splitkv import warp_specialized
 from splitkv.timing import cuda_graph_times_us
 
 # (label, batch, keys, q heads, kv heads or None for MLA, head dim)
@@ -147,6 +151,19 @@ def main() -> None:
                 figures += [f"{best_us(call, device, args.calls, args.repeat):8.1f}", whole]
         gpu = f"{cuda_graph_times_us(calls[0])[1]:8.1f}" if device.type == "cuda" else f"{'-':>8s}"
         print(f"{case[0]:16s} {f'{case[1]} x {case[2]}':>13s} {' '.join(figures)} {gpu}")
+    print(descriptor_times(args.calls, args.repeat))
+
+
+def descriptor_times(calls: int, repeat: int) -> str:
+    """What MLA's Gluon stage 1 (the H200's) spends a call building its bulk-copy descriptors:
+    the pool's (16 x 4,096 at page 64) and the queries' (16 heads), bf16, on CPU tensors (the
+    descriptors are host objects). The tool's MLA cases above do not take that path on a CPU."""
+    kv = torch.empty(16 * 4096 // PAGE, PAGE, 576, dtype=torch.bfloat16)
+    q = torch.empty(16, 1, 16, 576, dtype=torch.bfloat16)
+    cpu = torch.device("cpu")
+    pool = best_us(lambda: warp_specialized.kv_row_descriptors(kv, PAGE, 64), cpu, calls, repeat)
+    rows = best_us(lambda: warp_specialized.query_row_descriptors(q, 16), cpu, calls, repeat)
+    return f"gluon descriptors: pool {pool:.1f} us, queries {rows:.1f} us a call"
 
 
 if __name__ == "__main__":
