@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import splitkv
+from splitkv.mla import decode_checked
 from splitkv.prefix_rows import chunk_layout, prefix_rows
 from splitkv.testing import MlaCase, capture_cuda_graph, check_against_reference, random_mla_case
 
@@ -58,20 +59,23 @@ def test_the_passes_hold_on_either_schedule(schedule, dtype, device, monkeypatch
     # Both passes are plain decodes; the suffix pass once handed per-request key starts to a
     # launch that ignored them on the balanced schedule (the GPU planner's choice for long
     # batches): wrong results there only. Force each schedule on both passes.
-    def decode_on(q, kv_cache, page_table, seq_lens, plan=None, **kwargs):
-        page_size = kv_cache.shape[1]
-        plan = splitkv.plan_decode(q.shape[0], page_table.shape[1] * page_size, q.shape[2],
-                                   qlen=q.shape[1], page_size=page_size, dtype=q.dtype,
-                                   device=q.device, schedule=schedule)  # fmt: skip
-        return splitkv.mla_decode(q, kv_cache, page_table, seq_lens, plan=plan, **kwargs)
+    passes = []
 
-    monkeypatch.setattr(splitkv.prefix, "mla_decode", decode_on)
+    def decode_on(plan, q, call, page_table, seq_lens):
+        plan = splitkv.plan_decode(call.batch, page_table.shape[1] * call.page_size,
+                                   call.num_heads, qlen=call.qlen, page_size=call.page_size,
+                                   dtype=q.dtype, device=q.device, schedule=schedule)  # fmt: skip
+        passes.append(plan.schedule)
+        return decode_checked(plan, q, call, page_table, seq_lens)
+
+    monkeypatch.setattr(splitkv.prefix, "decode_checked", decode_on)
     # Request 2 ends inside the prefix, 5 has no keys at all (both states empty), 4 is in no
     # group.
     lengths = [150, 70, 30, 200, 90, 0]
     case = random_mla_case(lengths, 4, qlen=2, page_size=16, dtype=dtype, device=device,
                            prefix_groups=[([0, 1, 2, 5], 48), ([3], 32)])  # fmt: skip
     check(case, [([0, 1, 2, 5], 3), ([3], 2)])
+    assert passes and set(passes) == {schedule}  # both passes, on the forced schedule
 
 
 def test_no_sharing_and_empty_groups(dtype, device):

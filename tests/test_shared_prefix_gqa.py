@@ -156,8 +156,8 @@ def test_calls_whose_chunks_would_hold_one_member_decode_plainly(dtype, device, 
     assert gqa_rows_for(plan, 1, 8, 2) is None and gqa_rows_for(plan, 1, 4, 2) is not None
     case = gqa_case([50, 40], page_size=16, dtype=dtype, device=device, shared_prefix=32)
     calls = []
-    real = splitkv.prefix_gqa.gqa_decode
-    monkeypatch.setattr(splitkv.prefix_gqa, "gqa_decode",
+    real = splitkv.prefix_gqa.decode_checked
+    monkeypatch.setattr(splitkv.prefix_gqa, "decode_checked",
                         lambda *a, **k: calls.append(1) or real(*a, **k))  # fmt: skip
     check(case, plan)
     assert len(calls) == 1

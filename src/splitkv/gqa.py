@@ -110,11 +110,30 @@ def gqa_decode(
             page_size=call.page_size,
             qlen=call.qlen,
         )
+    return decode_checked(plan, call, q, (k_cache, v_cache), page_table, seq_lens, sinks,
+                          out, lse, return_lse)  # fmt: skip
+
+
+def decode_checked(
+    plan: DecodePlan,
+    call: GqaCall,
+    q: torch.Tensor,
+    caches: tuple[torch.Tensor, torch.Tensor],
+    page_table: torch.Tensor,
+    seq_lens: torch.Tensor,
+    sinks: torch.Tensor | None = None,
+    out: torch.Tensor | None = None,
+    lse: torch.Tensor | None = None,
+    return_lse: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """`gqa_decode` after its checks: outputs allocated where not given, both stages launched.
+    For arguments checked already: `gqa_decode`'s, or the shared-prefix cascade's passes,
+    which it builds from a checked call on plans it made for them."""
     out, lse = allocate_outputs(
         q, out, lse, (call.batch, call.qlen, call.num_q_heads, call.head_dim), return_lse
     )
     if call.batch > 0:
-        _launch(plan, call, q, k_cache, v_cache, page_table, seq_lens, sinks, out, lse)
+        _launch(plan, call, q, *caches, page_table, seq_lens, sinks, out, lse)
     return out, lse
 
 

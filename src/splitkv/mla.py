@@ -95,6 +95,22 @@ def mla_decode(
             page_size=call.page_size,
             qlen=call.qlen,
         )
+    return decode_checked(plan, q, call, page_table, seq_lens, out, lse, return_lse)
+
+
+def decode_checked(
+    plan: DecodePlan,
+    q: torch.Tensor,
+    call: MlaCall,
+    page_table: torch.Tensor,
+    seq_lens: torch.Tensor,
+    out: torch.Tensor | None = None,
+    lse: torch.Tensor | None = None,
+    return_lse: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """`mla_decode` after its checks: outputs allocated where not given, both stages launched.
+    For arguments checked already: `mla_decode`'s, or the shared-prefix cascade's passes,
+    which it builds from a checked call on plans it made for them."""
     out, lse = allocate_outputs(
         q, out, lse, (call.batch, call.qlen, call.num_heads, plan.head_dim_v), return_lse
     )

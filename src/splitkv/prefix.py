@@ -28,7 +28,7 @@ from splitkv.checks import check_int, check_mla_call, validate_decode_data
 from splitkv.device import DeviceSpec, on_device
 from splitkv.kernels.prefix_cascade import merge_prefix_kernel, suffix_rows_kernel
 from splitkv.merge import MAX_BLOCK_D
-from splitkv.mla import mla_decode
+from splitkv.mla import decode_checked
 from splitkv.plan import (
     MAX_HEADS,
     MAX_QLEN,
@@ -308,12 +308,12 @@ def mla_decode_shared_prefix(
     # it: the planner's own choice (the balanced program loop on long batches) sees the
     # suffixes' lengths.
     suffix_plan, prefix_plan = prefix.plans_for(q, page_table.shape[1], rows)
+    # Both passes launch on this call's checked facts (`decode_checked`): their tables,
+    # lengths and stacked rows are built here from checked arguments, on plans made for them.
     if rows is None or call.batch == 0:  # no prefix pass: a plain decode
-        return mla_decode(q, call.kv_cache, page_table, seq_lens, scale=call.scale,
-                          plan=suffix_plan)  # fmt: skip
+        return decode_checked(suffix_plan, q, call, page_table, seq_lens)
     suffix_table, suffix_lens, takes_part = suffix_rows(page_table, seq_lens, prefix, qlen, rows)
-    suffix_out, suffix_lse = mla_decode(q, call.kv_cache, suffix_table, suffix_lens,
-                                        scale=call.scale, plan=suffix_plan)  # fmt: skip
+    suffix_out, suffix_lse = decode_checked(suffix_plan, q, call, suffix_table, suffix_lens)
     # Prefix pass: every group's rows at once over its shared pages, all groups in one launch.
     chunk_out, chunk_lse = _prefix_pass(q, call, page_table, rows, prefix_plan)
     return merge_prefix_states(chunk_out, chunk_lse, rows, takes_part, suffix_out, suffix_lse)
@@ -380,8 +380,8 @@ def _prefix_pass(q, call, page_table, rows, plan):
     grid instead of one launch (and one half-empty wave) each. Returns the chunks' rows'
     (out [chunk rows, d_v], lse [chunk rows])."""
     stacked, chunk_table = stacked_rows(q, page_table, rows)
-    out, lse = mla_decode(stacked, call.kv_cache, chunk_table, rows.lens, scale=call.scale,
-                          plan=plan)  # fmt: skip
+    stacked_call = call._replace(batch=rows.num_chunks, qlen=1, num_heads=rows.width)
+    out, lse = decode_checked(plan, stacked, stacked_call, chunk_table, rows.lens)
     return out.view(-1, out.shape[-1]), lse.view(-1)
 
 

@@ -23,7 +23,7 @@ import torch
 
 from splitkv.checks import check_gqa_call, validate_decode_data
 from splitkv.device import DeviceSpec
-from splitkv.gqa import gqa_decode
+from splitkv.gqa import decode_checked
 from splitkv.plan import MAX_GQA_HEADS, MAX_QLEN, DecodePlan, plan_decode
 from splitkv.prefix import (
     SharedPrefixPlan,
@@ -103,21 +103,22 @@ def gqa_decode_shared_prefix(
     if window_left < 0:
         rows = gqa_rows_for(prefix, call.qlen, call.num_q_heads, call.num_kv_heads)
     suffix_plan, prefix_plan = gqa_plans_for(prefix, q, call, page_table.shape[1], rows)
+    # Both passes launch on this call's checked facts, as the MLA cascade's.
     caches = (k_cache, v_cache)
-    softmax = {"scale": call.scale, "logit_cap": logit_cap}
     if rows is None or call.batch == 0:  # no prefix pass: a plain decode
-        return gqa_decode(q, *caches, page_table, seq_lens, plan=suffix_plan,
-                          window_left=window_left, sinks=sinks, **softmax)  # fmt: skip
+        return decode_checked(suffix_plan, call, q, caches, page_table, seq_lens, sinks)
     suffix_table, suffix_lens, takes_part = suffix_rows(page_table, seq_lens, prefix, call.qlen,
                                                         rows)  # fmt: skip
-    suffix_out, suffix_lse = gqa_decode(q, *caches, suffix_table, suffix_lens, plan=suffix_plan,
-                                        sinks=sinks, **softmax)  # fmt: skip
+    suffix_out, suffix_lse = decode_checked(suffix_plan, call, q, caches, suffix_table,
+                                            suffix_lens, sinks)  # fmt: skip
     # Prefix pass: every chunk's stacked rows over its group's pages (read through the table
-    # row of a member taking part), all chunks the requests of one launch.
+    # row of a member taking part), all chunks the requests of one launch; no sinks (the
+    # suffix pass counts them once).
     head_dim = call.head_dim
     stacked, chunk_table = stacked_rows(q, page_table, rows)
-    chunk_out, chunk_lse = gqa_decode(stacked, *caches, chunk_table, rows.lens, plan=prefix_plan,
-                                      **softmax)  # fmt: skip
+    stacked_call = call._replace(batch=rows.num_chunks, qlen=1, num_q_heads=rows.width)
+    chunk_out, chunk_lse = decode_checked(prefix_plan, stacked_call, stacked, caches,
+                                          chunk_table, rows.lens)  # fmt: skip
     return merge_prefix_states(chunk_out.view(-1, head_dim), chunk_lse.view(-1), rows,
                                takes_part, suffix_out, suffix_lse)  # fmt: skip
 
