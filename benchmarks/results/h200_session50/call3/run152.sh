@@ -22,7 +22,7 @@ for line in open(os.environ["OUT"] + "/logs/heldout.jsonl"):
 print(f"held out: unpacked/packed geomean {math.exp(sum(logs)/len(logs)):.4f} over {len(logs)}, unpacked faster {sum(l < 0 for l in logs)}, worst {math.exp(max(logs)):.3f}")
 PY
 for r in 1 2; do
-  for tree in .old_src/v56 .old_src/v57 .; do
+  for tree in .old_src/v56 . .old_src/v57; do
     name=$(basename $tree); [ "$tree" = "." ] && name=new
     PYTHONPATH=$PWD/$tree/src timeout 50 python3 -m splitkv bench --special --heads 12 16 --labels 8x327600 '48 in 6' --providers splitkv-prefix --out $OUT/logs/mla_$name$r > $OUT/logs/mla_${name}_$r.txt 2>&1; echo "mla $name $r exit $?"
     grep "p50" $OUT/logs/mla_${name}_$r.txt | cut -c1-70
