@@ -4,7 +4,7 @@
 # check of the kv-pack rule fitted on call 2 (uniform packs need packed splits of more than 256
 # keys of the longest request): 24 fresh gpt-oss qlen 1 batches where that rule unpacks
 # (seeds 483 and 485 of tools/gqa_random_batches.py), the default (packed) against kv_pack=1,
-# 2 rounds. Carry run152.sh, .old_src/v56, .old_src/v57. Predictions: docs/perf.md
+# 2 rounds. Carry run152.sh, .old_src/v56 (v0.2.57 dropped: the device time left). Predictions: docs/perf.md
 # "Session 50: predictions first".
 set -o pipefail
 export PYTHONUNBUFFERED=1
@@ -22,7 +22,7 @@ for line in open(os.environ["OUT"] + "/logs/heldout.jsonl"):
 print(f"held out: unpacked/packed geomean {math.exp(sum(logs)/len(logs)):.4f} over {len(logs)}, unpacked faster {sum(l < 0 for l in logs)}, worst {math.exp(max(logs)):.3f}")
 PY
 for r in 1 2; do
-  for tree in .old_src/v56 . .old_src/v57; do
+  for tree in .old_src/v56 .; do
     name=$(basename $tree); [ "$tree" = "." ] && name=new
     PYTHONPATH=$PWD/$tree/src timeout 50 python3 -m splitkv bench --special --heads 12 16 --labels 8x327600 '48 in 6' --providers splitkv-prefix --out $OUT/logs/mla_$name$r > $OUT/logs/mla_${name}_$r.txt 2>&1; echo "mla $name $r exit $?"
     grep "p50" $OUT/logs/mla_${name}_$r.txt | cut -c1-70
