@@ -4,6 +4,7 @@ change in the cascade's time can be put on one of them (CUDA-graph medians, BENC
     python tools/cascade_phases.py                     # issue 5's mix and 8 x 327,600, 12 heads
     python tools/cascade_phases.py --heads 16 --shapes mix
     python tools/cascade_phases.py --small             # CPU: a small mix, each phase run once
+    PYTHONPATH=.old_src/v56/src python tools/cascade_phases.py --kernels   # any tree's kernels
 
 Each phase runs on what the phases before it left (the same tensors the call makes), so the
 phases' sum less the whole call is what the call spends between them (in a graph: nothing
@@ -15,6 +16,9 @@ but the launch gaps). Phases:
 - merge: `merge_prefix_states`;
 and beside them the plain decode of the same batch on its own plan. With --small the phases
 run once on the CPU's interpreter and their composed output is compared with the whole call's.
+With --kernels the whole call runs eagerly under torch's profiler instead, and each kernel's
+GPU time a call is printed: that mode uses the public API only, so it times an older tree's
+cascade (PYTHONPATH=<tree>/src) launch by launch for a side-by-side.
 """
 
 from __future__ import annotations
@@ -26,10 +30,7 @@ import torch
 
 import splitkv
 from splitkv.bench.shapes import prefix_mix_shape, shared_prefix_shape
-from splitkv.mla import _check_call, decode_checked
-from splitkv.prefix import merge_prefix_states, stacked_rows, suffix_rows
 from splitkv.testing import random_mla_case
-from splitkv.timing import cuda_graph_times_us
 
 
 def cascade_case(lengths, heads: int, page_size: int, dtype, device, *, shared_prefix: int = 0,
@@ -43,6 +44,10 @@ def cascade_case(lengths, heads: int, page_size: int, dtype, device, *, shared_p
 def phase_calls(case, page_size: int) -> dict[str, Callable[[], object]]:
     """The whole cascade, its phases in order (each on its predecessors' outputs, made once
     here), and the plain decode, as callables."""
+    # The cascade's internals, imported here: --kernels runs older trees that lack some.
+    from splitkv.mla import _check_call, decode_checked
+    from splitkv.prefix import merge_prefix_states, stacked_rows, suffix_rows
+
     q, kv, table, lens = case.args
     groups = [(list(members), tokens // page_size) for members, tokens in case.sharing]
     qlen, heads = q.shape[1], q.shape[2]
@@ -82,6 +87,9 @@ def main() -> None:
     parser.add_argument("--rep-ms", type=int, default=200)
     parser.add_argument("--small", action="store_true",
                         help="a small mix on the CPU, each phase run once")  # fmt: skip
+    parser.add_argument("--kernels", action="store_true",
+                        help="each kernel's GPU time a call, under torch's profiler")  # fmt: skip
+    parser.add_argument("--calls", type=int, default=50, help="with --kernels")
     args = parser.parse_args()
     if args.small:
         small(args.heads)
@@ -91,6 +99,12 @@ def main() -> None:
         case = cascade_case(shape.lengths, args.heads, shape.page_size, torch.bfloat16, "cuda",
                             shared_prefix=shape.shared_prefix,
                             prefix_groups=shape.prefix_groups or ())  # fmt: skip
+        if args.kernels:
+            print(f"{shape.label}, {args.heads} heads, splitkv {splitkv.__version__}")
+            print(kernel_times(whole_call(case, shape.page_size), "cuda", args.calls))
+            continue
+        from splitkv.timing import cuda_graph_times_us
+
         calls = phase_calls(case, shape.page_size)
         print(f"{shape.label}, {args.heads} heads (CUDA-graph p50, us)")
         total = 0.0
@@ -102,6 +116,41 @@ def main() -> None:
         print(f"  {'sum of phases':16s} {total:9.1f}")
 
 
+def whole_call(case, page_size: int) -> Callable[[], object]:
+    """The cascade call on a prefix plan built for it (public API only)."""
+    q, kv, table, lens = case.args
+    groups = [(list(members), tokens // page_size) for members, tokens in case.sharing]
+    prefix = splitkv.plan_shared_prefix(groups, q.shape[0], table.shape[1], page_size, q.device,
+                                        num_heads=q.shape[2], qlen=q.shape[1])  # fmt: skip
+    return lambda: splitkv.mla_decode_shared_prefix(q, kv, table, lens, prefix)
+
+
+def kernel_times(call: Callable[[], object], device: str, calls: int) -> str:
+    """Each kernel's (each CPU op's, on a CPU) time a call, `calls` calls after a warm-up,
+    under torch's profiler: one line a kernel, longest first."""
+    from torch.profiler import ProfilerActivity, profile
+
+    on_gpu = device == "cuda"
+    call()
+    if on_gpu:
+        torch.cuda.synchronize()
+    activity = ProfilerActivity.CUDA if on_gpu else ProfilerActivity.CPU
+    with profile(activities=[activity]) as run:
+        for _ in range(calls):
+            call()
+        if on_gpu:
+            torch.cuda.synchronize()
+    rows = []
+    for event in run.key_averages():
+        total = event.self_device_time_total if on_gpu else event.self_cpu_time_total
+        if total > 0:
+            rows.append((total / calls, event.count / calls, event.key))
+    rows.sort(reverse=True)
+    lines = [f"  {us:9.2f} us  x{count:4.1f}  {name[:90]}" for us, count, name in rows]
+    lines.append(f"  {sum(r[0] for r in rows):9.2f} us  in all")
+    return "\n".join(lines)
+
+
 def small(heads: int) -> None:
     """Each phase once on a small mix (the interpreter), the composed output against the call's."""
     lengths = [70, 90, 40, 75, 100, 33]
@@ -110,6 +159,7 @@ def small(heads: int) -> None:
     calls = phase_calls(case, 16)
     outputs = {phase: call() for phase, call in calls.items()}
     whole, merged = outputs["whole cascade"][0], outputs["merge"][0]
+    print(kernel_times(whole_call(case, 16), "cpu", 2).splitlines()[-1].strip(), "(CPU ops)")
     print(f"phases run: {', '.join(outputs)}; merge equals the whole call: "
           f"{torch.equal(whole, merged)}")  # fmt: skip
 
