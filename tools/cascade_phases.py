@@ -31,6 +31,7 @@ import torch
 import splitkv
 from splitkv.bench.shapes import prefix_mix_shape, shared_prefix_shape
 from splitkv.testing import random_mla_case
+from splitkv.timing import cuda_graph_times_us
 
 
 def cascade_case(lengths, heads: int, page_size: int, dtype, device, *, shared_prefix: int = 0,
@@ -49,10 +50,8 @@ def phase_calls(case, page_size: int) -> dict[str, Callable[[], object]]:
     from splitkv.prefix import merge_prefix_states, stacked_rows, suffix_rows
 
     q, kv, table, lens = case.args
-    groups = [(list(members), tokens // page_size) for members, tokens in case.sharing]
     qlen, heads = q.shape[1], q.shape[2]
-    prefix = splitkv.plan_shared_prefix(groups, q.shape[0], table.shape[1], page_size, q.device,
-                                        num_heads=heads, qlen=qlen)  # fmt: skip
+    prefix = prefix_plan_for(case, page_size)
     rows = prefix.rows_for(qlen, heads)
     if rows is None:
         raise SystemExit("this batch decodes plainly (no prefix pass): nothing to split")
@@ -103,8 +102,6 @@ def main() -> None:
             print(f"{shape.label}, {args.heads} heads, splitkv {splitkv.__version__}")
             print(kernel_times(whole_call(case, shape.page_size), "cuda", args.calls))
             continue
-        from splitkv.timing import cuda_graph_times_us
-
         calls = phase_calls(case, shape.page_size)
         print(f"{shape.label}, {args.heads} heads (CUDA-graph p50, us)")
         total = 0.0
@@ -116,13 +113,19 @@ def main() -> None:
         print(f"  {'sum of phases':16s} {total:9.1f}")
 
 
+def prefix_plan_for(case, page_size: int) -> splitkv.SharedPrefixPlan:
+    """The case's groups as a prefix plan with its rows built for the case's shape (public
+    API only)."""
+    q, _, table, _ = case.args
+    groups = [(list(members), tokens // page_size) for members, tokens in case.sharing]
+    return splitkv.plan_shared_prefix(groups, q.shape[0], table.shape[1], page_size, q.device,
+                                      num_heads=q.shape[2], qlen=q.shape[1])  # fmt: skip
+
+
 def whole_call(case, page_size: int) -> Callable[[], object]:
     """The cascade call on a prefix plan built for it (public API only)."""
-    q, kv, table, lens = case.args
-    groups = [(list(members), tokens // page_size) for members, tokens in case.sharing]
-    prefix = splitkv.plan_shared_prefix(groups, q.shape[0], table.shape[1], page_size, q.device,
-                                        num_heads=q.shape[2], qlen=q.shape[1])  # fmt: skip
-    return lambda: splitkv.mla_decode_shared_prefix(q, kv, table, lens, prefix)
+    prefix = prefix_plan_for(case, page_size)
+    return lambda: splitkv.mla_decode_shared_prefix(*case.args, prefix)
 
 
 def kernel_times(call: Callable[[], object], device: str, calls: int) -> str:
