@@ -15,7 +15,8 @@ replaced for that plan: `plan_decode` takes block_h for MLA only), `schedule=bal
 `num_splits=1` (uniform splits, the count pinned: the long-split tile only where it fits).
 A knob's value `@NAME` takes that field of variant NAME's plan for the same batch (a variant
 named before it; "planned" is the default): `--variant p1 kv_pack=1 --variant p2s kv_pack=2
-num_splits=@p1` times the packed launch on the unpacked plan's split count.
+num_splits=@p1` times the packed launch on the unpacked plan's split count;
+`--variant half num_splits=@planned/2` the default plan's split count halved (`*2` doubled).
 `--builds FILE` writes every build of the uniform stage 1 the run compiled (registers, spills,
 shared memory, warps, stages and its specialisation key) as JSON lines: the GPU's own counts.
 `--generic num_splits` compiles the uniform stage 1 without Triton's specialisation of that int
@@ -30,6 +31,7 @@ MODEL:QLEN:ragged / MODEL:QLEN:one-long (issue 5's batches, `bench.shapes.GQA_RA
 import argparse
 import dataclasses
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -86,13 +88,16 @@ def field_value(text: str) -> tuple[str, object]:
 
 def resolved(fields: dict, made: dict) -> dict:
     """A variant's fields with each `@NAME` value replaced by that field of variant NAME's plan
-    (made earlier for the same batch)."""
+    (made earlier for the same batch), `@NAME*K` / `@NAME/K` by it times / over K (at least 1)."""
     out = {}
     for name, value in fields.items():
         if isinstance(value, str) and value.startswith("@"):
-            if value[1:] not in made:
+            source, op, factor = re.fullmatch(r"@(\w+)(?:([*/])(\d+))?", value).groups()
+            if source not in made:
                 raise SystemExit(f"--variant: {name}={value} names no variant made before it")
-            value = getattr(made[value[1:]], name)
+            value = getattr(made[source], name)
+            if op:
+                value = value * int(factor) if op == "*" else max(1, value // int(factor))
         out[name] = value
     return out
 
@@ -185,8 +190,23 @@ def compiled_builds():
                 "warps": kernel.metadata.num_warps,
                 "stages": kernel.metadata.num_stages,
                 "shared": kernel.metadata.shared,
+                "resident": resident_programs(kernel),
                 "key": str(key),
             }
+
+
+def resident_programs(kernel) -> int:
+    """Programs of a compiled kernel one SM holds at once, by the CUDA driver's occupancy
+    calculator (registers, shared memory, warps): the residency the planner's wave
+    arithmetic models."""
+    import ctypes
+
+    count = ctypes.c_int()
+    error = ctypes.CDLL("libcuda.so.1").cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        ctypes.byref(count), ctypes.c_void_p(kernel.function),
+        ctypes.c_int(32 * kernel.metadata.num_warps), ctypes.c_size_t(kernel.metadata.shared),
+    )  # fmt: skip
+    return count.value if error == 0 else -error
 
 
 def windowed(window_left: int) -> dict:
