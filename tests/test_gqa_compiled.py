@@ -177,3 +177,24 @@ def test_one_splits_keep_their_residency_with_values_at_the_keys_offsets():
         assert (row["schedule"], row["block_h"], row["stages"]) == ("uniform", 32, 3), row
     assert by["gpt-oss"]["per_sm"] == 3 and by["gpt-oss"]["stack_bytes"] == 0, by["gpt-oss"]
     assert by["qwen-64-8"]["per_sm"] == 3, by["qwen-64-8"]
+
+
+def test_the_16_row_uniform_tile_holds_what_the_wave_rule_counts():
+    # splitkv/gqa_uniform_waves.py halves the fill rule's splits where their launch passes a
+    # wave of the 16-row uniform tile (2 stages, several splits) by its real residency: 96
+    # registers at head dim 128 (5 an SM), 109-113 at head dim 64, packed or on one kv head
+    # (4). H200 (docs/perf.md session 51): llama3-8b 6 x 65,536 463.2 -> 364.7 us halved.
+    # (mha-32's 36 requests take one split: a build of its own, which the rule leaves alone.)
+    rows = compiled_all("--model", "llama3-8b", "qwen-64-8", "gpt-oss", "llama3-70b-tp8",
+                        "--qlen", "1", "--batch", "10:83317", "36:65540",
+                        tool="inspect_gqa.py")  # fmt: skip
+    rows += compiled_all("--model", "mha-32", "--qlen", "1", "--batch", "10:83317",
+                         tool="inspect_gqa.py")  # fmt: skip
+    held = {"llama3-8b": 5, "qwen-64-8": 5, "mha-32": 5, "gpt-oss": 4, "llama3-70b-tp8": 4}
+    seen = set()
+    for row in rows:
+        if (row["schedule"], row["block_h"], row["stages"]) != ("uniform", 16, 2):
+            continue
+        assert row["per_sm"] == held[row["model"]] and row["stack_bytes"] == 0, row
+        seen.add(row["model"])
+    assert seen == set(held), seen

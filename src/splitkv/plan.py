@@ -29,6 +29,11 @@ from splitkv.gqa_tile_rules import (
     gqa_partials_split_cap,
     gqa_tile_for,
 )
+from splitkv.gqa_uniform_waves import (
+    equal_lengths,
+    gqa_uniform_residency,
+    gqa_uniform_split_count,
+)
 from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.plan_memo import remember_lengthless_plans
 from splitkv.plan_merge import merge_knobs
@@ -674,6 +679,12 @@ def plan_decode(
             batch_size * programs_a_split, spec.compute_units,
             may_halve=default_splits, short_split_keys=short_split_keys,
         )  # fmt: skip
+        if gqa_tile is None and not balanced and default_splits and equal_lengths(lengths):
+            # The uniform tile's launch against its real waves (gqa_uniform_waves.py).
+            held = gqa_uniform_residency(block_h, head_dim_v, kv_pack, num_kv_heads,
+                                         dtype.itemsize)  # fmt: skip
+            num_splits = gqa_uniform_split_count(num_splits, batch_size * programs_a_split,
+                                                 held, spec.compute_units)  # fmt: skip
         if num_splits != splits_before and default_order:
             grid_order = grid_order_for(num_splits, spec)
     if gqa_tile:
