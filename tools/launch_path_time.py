@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
-from call_host_time import CASES, decode_calls
+from call_host_time import CASES, best_us, decode_calls
 from triton import knobs
 from triton.runtime.driver import driver
 from triton.runtime.jit import JITFunction, compute_cache_key
@@ -64,21 +63,6 @@ def recorded_launches() -> Iterator[list[Launch]]:
         yield launches
     finally:
         JITFunction.run = run
-
-
-def best_us(step: Callable[[], object], calls: int, repeat: int) -> float:
-    """Best of `repeat` rounds of `calls` steps, us a step; synced after each round, since the
-    launcher's steps queue GPU work."""
-    step()
-    best = float("inf")
-    for _ in range(repeat):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(calls):
-            step()
-        torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - start)
-    return best / calls * 1e6
 
 
 def part_steps(launch: Launch) -> dict[str, Callable[[], object]]:
@@ -139,7 +123,8 @@ def main() -> None:
             with_plan()
         for launch in launches:
             steps = part_steps(launch)
-            figures = [best_us(steps[n], args.calls, args.repeat) for n in names]
+            # Synced after each round: the launcher's steps queue GPU work.
+            figures = [best_us(steps[n], device, args.calls, args.repeat) for n in names]
             print(f"{case[0]:16s} {launch.name[:34]:34s} {len(launch.args):4d} "
                   + " ".join(f"{f:8.1f}" for f in figures))  # fmt: skip
 
