@@ -10,20 +10,20 @@ compiled for sm_90 for its residency (`tools/inspect_gqa.py`).
 The model: P programs of equal work on N SMs holding R each take w = P / (R N) waves. A full
 wave streams at the SMs' whole rate; a last, partial wave holding a fraction f of a full one
 takes max(c, f) of a full wave's time: a program with fewer beside it streams faster, but at
-most 1/c times as fast. So a call takes FIXED_US + (bytes / full rate) x (floor(w) + max(c,
-frac(w))) / w. c is the tile's own: with more rows a key (the 32- and 64-row tiles) the math
-bounds a lone program sooner, and c is larger.
+most 1/c times as fast. So a call takes fixed_us + (bytes / the full rate) x (1 + program_keys
+/ a split's keys) x (floor(w) + max(c, frac(w))) / w. c is the tile's own.
 
-Fit (docs/perf.md, session 52): session 51's call 1 (23 batches, the default split count
-against half of it) gives c 0.5 on the 16-row tile and 0.7 on the taller ones, 5.2% rms over
-the measured ratios, every direction right; with session 50's gpt-oss runs (packed and
-unpacked, 2 and 3 stages, 56 more pairs) 8.1% at those constants and a fixed 5 us, 6.6% at
-the grid's best (c 0.45 and a fixed 10 us: the calls of 7-25 us set it, whose launches, ramps
-and merges the model does not itemise).
+Fits (docs/perf.md, session 52; `--fit` prints them): session 51's call 1 (23 batches, the
+default split count against half of it, v0.2.59's kernels) gives c 0.5 on the 16-row tile and
+0.7 on the 32-row ones (qwen-64-8 and llama3-70b-tp8 at qlen 4, 2 an SM), 5.2% rms, every
+direction right: FITTED, which the predictions for run154 and run155 use. Session 50's gpt-oss
+runs (16-row, packed and not, 56 pairs) fit c 0.45 (6.8%); session 40's call 6 (1-8 splits on
+v0.2.44's kernels, 40 pairs) wants a per-program cost of ~64 keys and a small c on gpt-oss's
+32-row tile (0.3-0.4 at 5 an SM). So c is a tile's, not a class's: run155's curves measure it.
 
 --fit reads `tools/gqa_plan_ab.py` JSON lines (a batch, its variants' times and shown plans),
 makes each variant's plan again from its shown fields and prints the best constants on a grid,
-first the fitted constants' (FITTED_C, FIXED_US), then a row a variant against "planned": the
+first the fitted constants' (FITTED), then a row a variant against "planned": the
 waves, the measured and the modelled ratio.
 --batch prints each variant's plan, waves and modelled time, and the fastest.
 """
@@ -54,12 +54,24 @@ from splitkv.bench.shapes import GQA_MODELS, gqa_batch
 
 PAGE_SIZE = 16  # `tools/gqa_plan_ab.py`'s
 NARROW_ROWS = 16
-FITTED_C = {"narrow": 0.5, "tall": 0.7}  # sessions 50-51 (module docstring)
-FIXED_US = 5.0  # launch, ramp and merge: what a call costs beyond its streaming
 # The rate of a full wave of the 16-row tile (llama3-8b 5 x 65,536, 640 programs: 304.4 us).
 FULL_WAVE_BYTES_PER_US = 4.41e6
-C_GRID = (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0)
-FIXED_US_GRID = (0.0, 2.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
+
+
+class Constants(NamedTuple):
+    c_narrow: float  # the 16-row tile's c
+    c_tall: float  # the 32- and 64-row tiles'
+    fixed_us: float  # launch, ramp and merge: what a call costs beyond its streaming
+    program_keys: float  # what a program costs beyond its keys (its queries, its partial), in keys
+
+    def c(self, plan) -> float:
+        return self.c_narrow if plan.block_h <= NARROW_ROWS else self.c_tall
+
+
+FITTED = Constants(0.5, 0.7, 5.0, 0.0)  # session 51's call 1 (module docstring)
+GRID = Constants((0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0),
+                 (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0),
+                 (0.0, 2.0, 5.0, 8.0, 10.0), (0.0, 16.0, 32.0, 64.0, 96.0, 128.0))  # fmt: skip
 
 
 class Timed(NamedTuple):
@@ -67,6 +79,7 @@ class Timed(NamedTuple):
     waves: float
     us: float  # measured
     bytes_read: int
+    split_keys: int  # the longest request's keys a split
 
 
 def wave_time(waves: float, c: float) -> float:
@@ -78,6 +91,11 @@ def wave_time(waves: float, c: float) -> float:
 
 def tile_class(plan) -> str:
     return "narrow" if plan.block_h <= NARROW_ROWS else "tall"
+
+
+def timed_run(plan, waves: float, us: float, model: str, qlen: int, lengths: list[int]) -> Timed:
+    return Timed(plan, waves, us, gqa_batch(model, lengths, qlen).bytes_read,
+                 -(-max(lengths) // plan.num_splits))  # fmt: skip
 
 
 class Residency:
@@ -118,7 +136,8 @@ def modelled(waves: float, c: float) -> float:
 
 def pinned_fields(shown_plan: list) -> dict:
     """Plan knobs and tile fields that make a recorded plan again (`gqa_plan_ab.SHOWN`)."""
-    schedule, splits, block_h, block_n, stages, _, kv_pack = shown_plan
+    schedule, splits, block_h, block_n, stages, _, *packed = shown_plan
+    kv_pack = packed[0] if packed else 1  # runs before v0.2.56 printed no kv_pack
     return {"schedule": schedule, "num_splits": splits, "block_h": block_h, "kv_pack": kv_pack,
             "block_n": block_n, "split_num_stages": stages}  # fmt: skip
 
@@ -135,57 +154,56 @@ def fit(paths: list[str]) -> None:
             for name in (n[5:] for n in record if n.startswith("plan ")):
                 plan = plan_of(patch, model, int(qlen), lengths,
                                pinned_fields(record["plan " + name]))  # fmt: skip
-                if shown(plan) != record["plan " + name]:
+                if shown(plan)[: len(record["plan " + name])] != record["plan " + name]:
                     print(f"skipped {record['batch']} {name}: made {shown(plan)}, "
                           f"recorded {record['plan ' + name]}")  # fmt: skip
                     break
-                made[name] = Timed(plan, waves_of(plan, held, model), min(record[name]),
-                                   gqa_batch(model, lengths, int(qlen)).bytes_read)  # fmt: skip
+                made[name] = timed_run(plan, waves_of(plan, held, model), min(record[name]),
+                                       model, int(qlen), lengths)  # fmt: skip
             else:
                 base = made.pop("planned")
                 rows += [(record["batch"], name, base, other) for name, other in made.items()]
 
-    def rms(c_narrow: float, c_tall: float, fixed_us: float) -> float:
-        c = {"narrow": c_narrow, "tall": c_tall}
-        errors = [math.log(ratio(base, other, c, fixed_us) * base.us / other.us)
+    def rms(constants: Constants) -> float:
+        errors = [math.log(ratio(base, other, constants) * base.us / other.us)
                   for _, _, base, other in rows]  # fmt: skip
         return math.sqrt(sum(e * e for e in errors) / len(errors))
 
-    grid = itertools.product(C_GRID, C_GRID, FIXED_US_GRID)
-    best = sorted(grid, key=lambda constants: rms(*constants))[:8]
-    for c_narrow, c_tall, fixed_us in [(FITTED_C["narrow"], FITTED_C["tall"], FIXED_US), *best]:
-        print(f"c narrow {c_narrow:.2f} tall {c_tall:.2f} fixed {fixed_us:4.1f} us: rms "
-              f"{100 * rms(c_narrow, c_tall, fixed_us):5.1f}% over {len(rows)} pairs")  # fmt: skip
+    best = sorted(map(Constants._make, itertools.product(*GRID)), key=rms)[:8]
+    for constants in [FITTED, *best]:
+        print(f"c narrow {constants.c_narrow:.2f} tall {constants.c_tall:.2f} fixed "
+              f"{constants.fixed_us:4.1f} us program {constants.program_keys:5.1f} keys: rms "
+              f"{100 * rms(constants):5.1f}% over {len(rows)} pairs")  # fmt: skip
     for label, name, base, other in rows:
         measured = other.us / base.us
-        model = ratio(base, other, FITTED_C, FIXED_US)
+        model = ratio(base, other, FITTED)
         agree = "" if (model < 1) == (measured < 1) or abs(model - 1) < 0.01 else "  direction"
         print(f"{label:28s} {name:8s} {tile_class(base.plan):6s} waves {base.waves:5.2f} -> "
               f"{other.waves:5.2f}  {base.us:6.1f} us measured {measured:5.3f} model "
               f"{model:5.3f}{agree}")  # fmt: skip
 
 
-def ratio(base: "Timed", other: "Timed", c: dict, fixed_us: float) -> float:
+def ratio(base: Timed, other: Timed, constants: Constants) -> float:
     """Modelled time of `other` over `base`."""
-    return modelled_us(other, c, fixed_us) / modelled_us(base, c, fixed_us)
+    return modelled_us(other, constants) / modelled_us(base, constants)
 
 
-def modelled_us(run: "Timed", c: dict, fixed_us: float) -> float:
-    stream_us = run.bytes_read / FULL_WAVE_BYTES_PER_US
-    return fixed_us + stream_us * modelled(run.waves, c[tile_class(run.plan)])
+def modelled_us(run: Timed, constants: Constants) -> float:
+    overhead = 1 + constants.program_keys / run.split_keys
+    stream_us = run.bytes_read * overhead / FULL_WAVE_BYTES_PER_US
+    return constants.fixed_us + stream_us * modelled(run.waves, constants.c(run.plan))
 
 
 def predict(batches, variants) -> None:
     patch, held = PlanPatch(), Residency()
     for model, qlen, lengths, label in batches:
         made, row = {}, {"batch": label}
-        bytes_read = gqa_batch(model, lengths, qlen).bytes_read
         for name, fields in variants.items():
             plan = plan_of(patch, model, qlen, lengths, resolved(fields, made))
             made[name] = plan
-            run = Timed(plan, waves_of(plan, held, model), 0.0, bytes_read)
+            run = timed_run(plan, waves_of(plan, held, model), 0.0, model, qlen, lengths)
             row[name] = {"plan": shown(plan), "waves": round(run.waves, 2),
-                         "us": round(modelled_us(run, FITTED_C, FIXED_US), 1)}  # fmt: skip
+                         "us": round(modelled_us(run, FITTED), 1)}  # fmt: skip
         for name in variants:
             row[name]["ratio"] = round(row[name]["us"] / row["planned"]["us"], 3)
         row["fastest"] = min(variants, key=lambda n: row[n]["us"])

@@ -1,4 +1,4 @@
-# Session 52's planned call 2 (after run154): the partial-wave model's curves. Each curve pins
+# Session 52's planned call 2 (after run154): the partial-wave model's curves (five tiles). Each curve pins
 # a uniform tile at 8 splits and steps the batch so its launch goes from 0.24 to 3.9 waves of
 # the tile's compiled residency; the default plan is timed beside it. Predictions (written
 # before the run): pred_curve_*.jsonl beside this script, from
@@ -11,10 +11,12 @@ curve() { name=$1; limit=$2; shift 2; timeout $limit python3 tools/gqa_plan_ab.p
 L8=""; for r in 2 4 6 8 10 11 12 14 16 18 20 21 22 24 26 28 31 32 34 36 38 40; do L8="$L8 llama3-8b:1:$r:32768"; done
 Q4=""; Q8=""; for r in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do Q4="$Q4 qwen-64-8:4:$r:16384"; Q8="$Q8 qwen-64-8:8:$r:16384"; done
 OS=""; for r in 4 8 12 16 20 24 28 32 36 40 44 48 52 56 60 64; do OS="$OS gpt-oss:1:$r:32768"; done
+O4=""; for r in 2 4 6 8 10 11 12 14 16 18 20 21 22 24 26 28 31 32 34 36 38 40; do O4="$O4 gpt-oss:4:$r:32768"; done
 curve l8 150 --variant s8 num_splits=8 block_n=64 split_num_stages=2 page_prefetch=False --batch $L8
 curve q4 110 --variant s8 num_splits=8 block_n=128 split_num_stages=2 page_prefetch=False --batch $Q4
 curve q8 110 --variant s8 num_splits=8 block_n=64 split_num_stages=2 page_prefetch=False --batch $Q8
 curve oss 130 --variant s8 num_splits=8 kv_pack=2 block_n=64 split_num_stages=2 page_prefetch=False --batch $OS
+curve o4 130 --variant s8 num_splits=8 block_n=64 split_num_stages=2 page_prefetch=False --batch $O4
 python3 - <<'PY'
 import glob, json, os
 for path in sorted(glob.glob(os.environ["OUT"] + "/logs/builds_*.jsonl")):
