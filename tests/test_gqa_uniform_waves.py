@@ -1,6 +1,7 @@
 """The uniform GQA split count against its tile's real waves (splitkv/gqa_uniform_waves.py):
-halved where the fill rule's launch passes one wave of the 16-row tile's residency by a tail,
-kept within a wave, past 1.75 waves, on taller tiles, ragged lengths and a caller's count."""
+halved where the fill rule's launch passes one wave of the tabled tiles' residency by a tail,
+kept within a wave, past 1.75 waves, on the taller tiles at head dim 128, ragged lengths and a
+caller's count."""
 
 import torch
 
@@ -26,12 +27,14 @@ def test_a_launch_past_one_wave_by_a_tail_halves_once():
     assert gqa_uniform_split_count(16, 48, None, 132) == 16  # a tile not tabled
 
 
-def test_the_residency_table_keys_the_16_row_builds():
+def test_the_residency_table_keys_the_builds():
     assert gqa_uniform_residency(16, 128, 1, 8, 2) == 5  # llama3-8b, qwen-64-8, mha-32
     assert gqa_uniform_residency(16, 128, 1, 1, 2) == 4  # llama3-70b-tp8
     assert gqa_uniform_residency(16, 64, 1, 8, 2) == 4  # gpt-oss unpacked
     assert gqa_uniform_residency(16, 64, 2, 8, 2) == 4  # gpt-oss packed
-    assert gqa_uniform_residency(32, 128, 1, 8, 2) is None
+    assert gqa_uniform_residency(32, 64, 1, 8, 2) == 5  # gpt-oss at qlen 4
+    assert gqa_uniform_residency(32, 128, 1, 8, 2) is None  # 2 an SM: not tabled
+    assert gqa_uniform_residency(64, 64, 1, 8, 2) is None
     assert gqa_uniform_residency(16, 128, 1, 8, 4) is None
 
 
@@ -58,6 +61,15 @@ def test_the_planner_halves_launches_past_one_wave_of_the_16_row_tile():
     # gpt-oss packs two kv heads a program (4 an SM): 640 programs pass a wave of 528.
     packed = plan("gpt-oss", 1, 10, 83344, [83317] * 10)
     assert (packed.kv_pack, packed.num_splits) == (2, 8)
+
+
+def test_gpt_oss_at_qlen_4_halves_past_one_wave_of_its_32_row_tile():
+    # 5 an SM at head dim 64 (H200, docs/perf.md session 40: 48 x 4,000 on one split 153.8 ->
+    # 140.8 us, 48 x 2,048 80.6 -> 74.9): 768 programs on 2 splits are 1.16 waves of 660.
+    one = plan("gpt-oss", 4, 48, 4016, [4000] * 48)
+    assert (one.block_h, one.num_splits, one.whole_pieces) == (32, 1, True)
+    # 640 programs fit a wave: 2 splits stay (one split lost 41%).
+    assert plan("gpt-oss", 4, 40, 4016, [4000] * 40).num_splits == 2
 
 
 def test_ragged_tall_and_pinned_launches_keep_their_splits():

@@ -1,11 +1,11 @@
 """The uniform GQA split count against the waves its launch really takes.
 
 The planner's fill rule (`partition.num_partitions`) counts a wave as 4 programs an SM for
-every GQA tile. The 16-row uniform tile (2 stages, no page ids ahead) holds more or fewer
-than that by its registers, so the fill rule's launch of 475-950 programs can pass a real
-wave by a small tail: its last wave, however few programs it holds, then takes about half a
-full wave's time, and the whole launch runs at ~75% of the read ceiling. Half the splits
-fit one wave of programs twice as long, which stream at ~94%.
+every GQA tile. The uniform tiles (2 stages, no page ids ahead) hold more or fewer than that by
+their registers, so the fill rule's launch of 475-950 programs can pass a real wave by a small
+tail: its last wave, however few programs it holds, then takes about half a full wave's time,
+and the whole launch runs at ~75% of the read ceiling. Half the splits fit one wave of
+programs twice as long, which stream at ~94%.
 
 H200 (docs/perf.md session 51, call 1, 2 rounds; llama3-8b and qwen-64-8 hold 5 programs an
 SM, 660 a wave): 768 programs 463.2 -> 364.7 us on half the splits (6 x 65,536; 12 x 32,768,
@@ -13,23 +13,27 @@ SM, 660 a wave): 768 programs 463.2 -> 364.7 us on half the splits (6 x 65,536; 
 launches within a wave lost on half their splits (640 programs: 5 x 65,536 304.4 -> 324.8;
 512: 4 x 65,536 242.5 -> 288.8). Where the tile holds 4 (gpt-oss, one kv head): session 50's
 gpt-oss 10 x 83,317 (640 programs) 468.7 -> 421.2 us, 6 x 7,768 (768) -4.9%, 16 x 87,309 (1,024,
-1.94 waves) +19% on half the splits. Taller tiles (32-64 rows) hold 2 an SM: their launches
-take 2-4 waves, where half the splits lost (qwen-64-8 at qlen 4: 640 and 768 programs +15% to
-+21%), so they keep the fill rule's count.
+1.94 waves) +19% on half the splits. gpt-oss's 32-row tile at qlen 4 (head dim 64) holds 5 an
+SM too (docs/perf.md session 40, calls 5 and 6, timed on one split against the planner's 2):
+48 x 4,000 (768 programs) 153.8 -> 140.8 and 155.6 -> 141.0 us, 48 x 2,048 80.6 -> 74.9 and
+81.9 -> 75.5, 56 x 4,000 (896) 161.8 -> 161.1; within a wave (40 x 4,000, 640) one split lost
+41%. The taller tiles at head dim 128 hold 2 an SM: their launches take 2-4 waves, where half
+the splits lost (qwen-64-8 at qlen 4: 640 and 768 programs +15% to +21%), so they keep the
+fill rule's count.
 """
 
 from __future__ import annotations
 
 from splitkv.plan_rules import next_pow2
 
-# Programs of the 16-row uniform tile's builds one SM holds (16-bit caches, several splits), by
-# (head dim padded to a power of two, kv heads a program, one kv head in the model): compiled
+# Programs of the uniform tiles' builds one SM holds (16-bit caches, several splits), by (rows,
+# head dim padded to a power of two, kv heads a program, one kv head in the model): compiled
 # for sm_90 (`tools/inspect_gqa.py`, tests/test_gqa_compiled.py) and by the CUDA occupancy
 # calculator on the H200's own builds (`tools/gqa_plan_ab.py --builds`). Registers bound them:
-# 96 a thread at head dim 128 (5 an SM), 109-113 at head dim 64, packed, or on one kv head (4).
-GQA_NARROW_UNIFORM_RESIDENCY = {(128, 1, False): 5, (128, 1, True): 4, (64, 1, False): 4,
-                                (128, 2, False): 4}  # fmt: skip
-GQA_NARROW_UNIFORM_ROWS = 16
+# at 16 rows 96 a thread at head dim 128 (5 an SM), 109-113 at head dim 64, packed, or on one
+# kv head (4); gpt-oss's 32 rows at head dim 64 take 96 (5).
+GQA_UNIFORM_RESIDENCY = {(16, 128, 1, False): 5, (16, 128, 1, True): 4, (16, 64, 1, False): 4,
+                         (16, 128, 2, False): 4, (32, 64, 1, False): 5}  # fmt: skip
 # Past one wave by at most this much, the launch halves its splits; at 1.94 waves (gpt-oss 16 x
 # 87,309, 1,024 programs on 528) the halved launch lost 19%, at 1.70 it won 1-4%.
 GQA_HALVE_MAX_WAVES = 1.75
@@ -37,12 +41,12 @@ GQA_HALVE_MAX_WAVES = 1.75
 
 def gqa_uniform_residency(block_h: int, head_dim: int, kv_pack: int, num_kv_heads: int,
                           itemsize: int) -> int | None:  # fmt: skip
-    """Programs of the uniform tile one SM holds (GQA_NARROW_UNIFORM_RESIDENCY), or None where
-    it is not tabled (taller tiles, 32-bit types)."""
-    if block_h != GQA_NARROW_UNIFORM_ROWS or itemsize != 2:
+    """Programs of the uniform tile one SM holds (GQA_UNIFORM_RESIDENCY), or None where it is
+    not tabled (the taller tiles at head dim 128, 32-bit types)."""
+    if itemsize != 2:
         return None
-    key = (next_pow2(head_dim * kv_pack), kv_pack, num_kv_heads == 1)
-    return GQA_NARROW_UNIFORM_RESIDENCY.get(key)
+    key = (block_h, next_pow2(head_dim * kv_pack), kv_pack, num_kv_heads == 1)
+    return GQA_UNIFORM_RESIDENCY.get(key)
 
 
 def gqa_uniform_split_count(num_splits: int, programs_a_split: int, resident: int | None,

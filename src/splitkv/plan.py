@@ -365,10 +365,10 @@ def plan_decode(
             (16-bit types): with block_n and num_stages left to the planner, balanced programs
             take `gqa_balanced_tile` and uniform splits `gqa_long_split_tile` where their launch
             fits one wave of it, on half the default num_splits if need be
-            (`gqa_long_split_count`); where they keep the 16-row uniform tile with equal or
-            unknown lengths, the default num_splits halves where its launch passes one wave of
-            that build's residency by a tail (`gqa_uniform_waves.py`); a given num_splits is
-            kept.
+            (`gqa_long_split_count`); where they keep a tabled uniform tile (16 rows, and
+            gpt-oss's 32) with equal or unknown lengths, the default num_splits halves where
+            its launch passes one wave of that build's residency by a tail
+            (`gqa_uniform_waves.py`); a given num_splits is kept.
         block_h: MLA only: query rows a stage-1 program attends (16, 32 or 64, at most the
             device's `block_m`); default: the request's rows (heads x qlen) rounded up to a
             power of two, at least 16. Larger than the rows, the rest is padding (computed,

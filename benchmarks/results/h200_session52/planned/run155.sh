@@ -1,4 +1,6 @@
-# Session 52's planned call 2 (after run154): the partial-wave model's curves (five tiles). Each curve pins
+# Session 52's planned call 2 (after run154): (1) v0.2.61's gpt-oss qlen-4 halving against
+# v0.2.60's count (num_splits=@planned*2, 2 rounds); (2) the partial-wave model's curves (five
+# tiles). Each curve pins
 # a uniform tile at 8 splits and steps the batch so its launch goes from 0.24 to 3.9 waves of
 # the tile's compiled residency; the default plan is timed beside it. Predictions (written
 # before the run): pred_curve_*.jsonl beside this script, from
@@ -8,21 +10,28 @@ set -o pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 mkdir -p $OUT/logs
 curve() { name=$1; limit=$2; shift 2; timeout $limit python3 tools/gqa_plan_ab.py --rounds 1 --builds $OUT/logs/builds_$name.jsonl --out $OUT/logs/curve_$name.jsonl "$@" > /dev/null 2>$OUT/logs/curve_$name.err; echo "curve $name exit $?"; }
+B61="gpt-oss:4:11:32768 gpt-oss:4:14:65536 gpt-oss:4:21:16384 gpt-oss:4:25:32768 gpt-oss:4:28:16384 gpt-oss:4:42:4000 gpt-oss:4:46:8192 gpt-oss:4:48:4000 gpt-oss:4:48:2048 gpt-oss:4:52:4096 gpt-oss:4:56:4000 gpt-oss:4:59:2048 gpt-oss:4:40:4000 gpt-oss:4:6:65536 gpt-oss:4:3:131072"
+timeout 100 python3 tools/gqa_plan_ab.py --rounds 2 --variant v60 num_splits=@planned*2 --out $OUT/logs/v61.jsonl --batch $B61 > /dev/null 2>$OUT/logs/v61.err; echo "v61 exit $?"
 L8=""; for r in 2 4 6 8 10 11 12 14 16 18 20 21 22 24 26 28 31 32 34 36 38 40; do L8="$L8 llama3-8b:1:$r:32768"; done
 Q4=""; Q8=""; for r in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do Q4="$Q4 qwen-64-8:4:$r:16384"; Q8="$Q8 qwen-64-8:8:$r:16384"; done
 OS=""; for r in 4 8 12 16 20 24 28 32 36 40 44 48 52 56 60 64; do OS="$OS gpt-oss:1:$r:32768"; done
 O4=""; for r in 2 4 6 8 10 11 12 14 16 18 20 21 22 24 26 28 31 32 34 36 38 40; do O4="$O4 gpt-oss:4:$r:32768"; done
-curve l8 150 --variant s8 num_splits=8 block_n=64 split_num_stages=2 page_prefetch=False --batch $L8
-curve q4 110 --variant s8 num_splits=8 block_n=128 split_num_stages=2 page_prefetch=False --batch $Q4
-curve q8 110 --variant s8 num_splits=8 block_n=64 split_num_stages=2 page_prefetch=False --batch $Q8
-curve oss 130 --variant s8 num_splits=8 kv_pack=2 block_n=64 split_num_stages=2 page_prefetch=False --batch $OS
-curve o4 130 --variant s8 num_splits=8 block_n=64 split_num_stages=2 page_prefetch=False --batch $O4
+curve l8 130 --variant s8 num_splits=8 block_n=64 split_num_stages=2 page_prefetch=False --batch $L8
+curve o4 120 --variant s8 num_splits=8 block_n=64 split_num_stages=2 page_prefetch=False --batch $O4
+curve q4 90 --variant s8 num_splits=8 block_n=128 split_num_stages=2 page_prefetch=False --batch $Q4
+curve q8 90 --variant s8 num_splits=8 block_n=64 split_num_stages=2 page_prefetch=False --batch $Q8
+curve oss 100 --variant s8 num_splits=8 kv_pack=2 block_n=64 split_num_stages=2 page_prefetch=False --batch $OS
 python3 - <<'PY'
 import glob, json, os
 for path in sorted(glob.glob(os.environ["OUT"] + "/logs/builds_*.jsonl")):
     for line in open(path):
         b = json.loads(line)
         print(os.path.basename(path), "regs", b["regs"], "warps", b["warps"], "shared", b["shared"], "resident", b["resident"], b["key"][:120])
+v61 = os.environ["OUT"] + "/logs/v61.jsonl"
+for line in open(v61) if os.path.exists(v61) else []:
+    r = json.loads(line)
+    a, b = min(r["planned"]), min(r["v60"])
+    print(f'{r["batch"]:24s} v0.2.61 {a:8.1f} v0.2.60 count {b:8.1f} {100*(a/b-1):+6.1f}%  {r["plan planned"]} {r["plan v60"]}')
 for path in sorted(glob.glob(os.environ["OUT"] + "/logs/curve_*.jsonl")):
     for line in open(path):
         r = json.loads(line)
