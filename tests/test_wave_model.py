@@ -53,3 +53,11 @@ def test_predictions_name_waves_and_the_fastest_variant():
     assert row["planned"]["plan"][1] == 8 and row["planned"]["waves"] == 0.58, row
     assert row["double"]["waves"] == 1.16 and row["double"]["ratio"] > 1.2, row
     assert row["fastest"] == "planned"
+
+
+def test_a_curve_fits_a_c_for_each_build():
+    # Session 40's call 6 at 2 splits across its batches, one c a build.
+    calls = ROOT / "benchmarks" / "results" / "h200_session40" / "call6" / "splits.jsonl"
+    done = run_tool("--fit", str(calls), "--curve", "2 splits", "--per-tile")
+    assert done.returncode == 0, done.stderr[-800:]
+    assert re.search(r"rms\s+[\d.]+% over 9 pairs\n    \d+ rows hd \d+", done.stdout), done.stdout

@@ -25,6 +25,10 @@ v0.2.44's kernels, 40 pairs) wants a per-program cost of ~64 keys and a small c 
 makes each variant's plan again from its shown fields and prints the best constants on a grid,
 first the fitted constants' (FITTED), then a row a variant against "planned": the
 waves, the measured and the modelled ratio.
+--curve NAME compares variant NAME across each file's records instead (a wave curve: one
+tile, the batch stepped), against its run of the most waves; --per-tile then fits a c for each
+build (coordinate descent from the grid's best), as run155's curves call for:
+    python tools/wave_model.py --fit curve_l8.jsonl curve_o4.jsonl --curve s8 --per-tile
 --batch prints each variant's plan, waves and modelled time, and the fastest.
 """
 
@@ -63,8 +67,12 @@ class Constants(NamedTuple):
     c_tall: float  # the 32- and 64-row tiles'
     fixed_us: float  # launch, ramp and merge: what a call costs beyond its streaming
     program_keys: float  # what a program costs beyond its keys (its queries, its partial), in keys
+    tile_c: tuple = ()  # (tile_key, c) pairs that override the class's c (`--per-tile`)
 
     def c(self, plan) -> float:
+        own = dict(self.tile_c).get(tile_key(plan))
+        if own is not None:
+            return own
         return self.c_narrow if plan.block_h <= NARROW_ROWS else self.c_tall
 
 
@@ -91,6 +99,14 @@ def wave_time(waves: float, c: float) -> float:
 
 def tile_class(plan) -> str:
     return "narrow" if plan.block_h <= NARROW_ROWS else "tall"
+
+
+def tile_key(plan) -> str:
+    """A stage-1 build, as residency and c tell builds apart."""
+    return (f"{plan.block_h} rows hd {plan.head_dim_v} pack {plan.kv_pack} bn {plan.block_n} "
+            f"{plan.split_num_stages} stages{' ahead' if plan.page_prefetch else ''}"
+            f"{' one-kv' if plan.num_kv_heads == 1 else ''}"
+            f"{' one-split' if plan.num_splits == 1 else ''}")  # fmt: skip
 
 
 def timed_run(plan, waves: float, us: float, model: str, qlen: int, lengths: list[int]) -> Timed:
@@ -142,9 +158,11 @@ def pinned_fields(shown_plan: list) -> dict:
             "block_n": block_n, "split_num_stages": stages}  # fmt: skip
 
 
-def fit(paths: list[str]) -> None:
+def recorded_runs(paths: list[str]) -> list[tuple[str, dict]]:
+    """(batch label, {variant: Timed}) a record of `gqa_plan_ab.py` JSON lines, each variant's
+    plan made again from its shown fields; records whose plans cannot be are skipped."""
     patch, held = PlanPatch(), Residency()
-    rows = []
+    records = []
     for path in paths:
         for line in Path(path).read_text().splitlines():
             record = json.loads(line)
@@ -164,26 +182,59 @@ def fit(paths: list[str]) -> None:
                 made[name] = timed_run(plan, waves_of(plan, held, model), min(record[name]),
                                        model, int(qlen), lengths)  # fmt: skip
             else:
-                base = made.pop("planned")
-                rows += [(record["batch"], name, base, other) for name, other in made.items()]
+                records.append((path, record["batch"], made))
+    return records
+
+
+def pairs_of(records, curve: str | None) -> list[tuple[str, str, Timed, Timed]]:
+    """What the fit compares: each variant against "planned" in its record, or with `curve`,
+    that variant across one file's records against its run of the most waves."""
+    if not curve:
+        return [(label, name, made["planned"], other) for _, label, made in records
+                for name, other in made.items() if name != "planned"]  # fmt: skip
+    pairs = []
+    for path in dict.fromkeys(path for path, _, _ in records):
+        runs = [(label, made[curve]) for p, label, made in records if p == path and curve in made]
+        base = max(runs, key=lambda run: run[1].waves)[1]
+        pairs += [(label, curve, base, run) for label, run in runs if run is not base]
+    return pairs
+
+
+def fit(paths: list[str], curve: str | None = None, per_tile: bool = False) -> None:
+    rows = pairs_of(recorded_runs(paths), curve)
 
     def rms(constants: Constants) -> float:
         errors = [math.log(ratio(base, other, constants) * base.us / other.us)
                   for _, _, base, other in rows]  # fmt: skip
         return math.sqrt(sum(e * e for e in errors) / len(errors))
 
-    best = sorted(map(Constants._make, itertools.product(*GRID)), key=rms)[:8]
+    best = sorted((Constants(*values) for values in itertools.product(*GRID[:4])), key=rms)[:8]
+    if per_tile:
+        best.insert(0, per_tile_c(best[0], rows, rms))
     for constants in [FITTED, *best]:
+        tiles = "".join(f"\n    {key}: c {c:.2f}" for key, c in constants.tile_c)
         print(f"c narrow {constants.c_narrow:.2f} tall {constants.c_tall:.2f} fixed "
               f"{constants.fixed_us:4.1f} us program {constants.program_keys:5.1f} keys: rms "
-              f"{100 * rms(constants):5.1f}% over {len(rows)} pairs")  # fmt: skip
+              f"{100 * rms(constants):5.1f}% over {len(rows)} pairs{tiles}")  # fmt: skip
     for label, name, base, other in rows:
         measured = other.us / base.us
         model = ratio(base, other, FITTED)
         agree = "" if (model < 1) == (measured < 1) or abs(model - 1) < 0.01 else "  direction"
-        print(f"{label:28s} {name:8s} {tile_class(base.plan):6s} waves {base.waves:5.2f} -> "
+        print(f"{label:28s} {name:8s} {tile_class(other.plan):6s} waves {base.waves:5.2f} -> "
               f"{other.waves:5.2f}  {base.us:6.1f} us measured {measured:5.3f} model "
               f"{model:5.3f}{agree}")  # fmt: skip
+
+
+def per_tile_c(start: Constants, rows, rms) -> Constants:
+    """A c for each build in `rows`, by coordinate descent over GRID's c values from `start`."""
+    keys = sorted({tile_key(run.plan) for _, _, base, other in rows for run in (base, other)})
+    tile_c = {key: start.c(next(run.plan for _, _, b, o in rows for run in (b, o)
+                                if tile_key(run.plan) == key)) for key in keys}  # fmt: skip
+    for _ in range(3):
+        for key in keys:
+            tile_c[key] = min(GRID.c_narrow, key=lambda c: rms(
+                start._replace(tile_c=tuple({**tile_c, key: c}.items()))))  # fmt: skip
+    return start._replace(tile_c=tuple(tile_c.items()))
 
 
 def ratio(base: Timed, other: Timed, constants: Constants) -> float:
@@ -216,12 +267,14 @@ def predict(batches, variants) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fit", nargs="+", help="gqa_plan_ab JSON lines to fit c on")
+    parser.add_argument("--curve", help="with --fit: this variant across each file's records")
+    parser.add_argument("--per-tile", action="store_true", help="with --fit: a c for each build")
     parser.add_argument("--batch", nargs="+", type=batch_arg, default=[])
     parser.add_argument("--variant", nargs="+", action="append", default=[],
                         metavar=("NAME", "FIELD=VALUE"))  # fmt: skip
     args = parser.parse_args()
     if args.fit:
-        fit(args.fit)
+        fit(args.fit, args.curve, args.per_tile)
     if args.batch:
         predict(args.batch, variants_of(args.variant))
 
