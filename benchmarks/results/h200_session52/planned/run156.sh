@@ -1,4 +1,5 @@
-# Session 52's planned call 3 (after run154 and run155): (a) gpt-oss's 64-row uniform tile at
+# Session 52's planned call 3 (after run154 and run155): (0) the GQA GPU tests, v0.2.61's new
+# case among them (gpt-oss at qlen 4 on halved split counts); (a) gpt-oss's 64-row uniform tile at
 # qlen 8 (4 an SM compiled, not tabled by the wave rule) at 1.09-1.70 waves and a control
 # within a wave; (b) llama3-70b-tp8's short splits (125-256 keys) within one wave. Each batch
 # on its default split count and on half of it (the kv pack kept), 2 rounds. Predictions
@@ -7,6 +8,7 @@
 set -o pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 mkdir -p $OUT/logs
+timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_gqa_gpu.py tests/test_gqa_uniform_waves.py 2>&1 | tail -5 | tee $OUT/logs/gqa_gpu_tests.txt; echo "gqa gpu tests exit $?"
 A="gpt-oss:8:18:32768 gpt-oss:8:10:65536 gpt-oss:8:42:4000 gpt-oss:8:44:32768 gpt-oss:8:12:131072 gpt-oss:8:6:65536 gpt-oss:8:26:16384 gpt-oss:8:28:32768 gpt-oss:8:16:32768"
 B="llama3-70b-tp8:1:22:1000 llama3-70b-tp8:1:35:1000 llama3-70b-tp8:1:40:2048 llama3-70b-tp8:1:23:4096 llama3-70b-tp8:1:12:4000 llama3-70b-tp8:1:56:1000 llama3-70b-tp8:1:30:4000 llama3-70b-tp8:1:2:32768"
 ab() { name=$1; shift; timeout 150 python3 tools/gqa_plan_ab.py --rounds 2 --variant half num_splits=@planned/2 kv_pack=@planned --builds $OUT/logs/builds_$name.jsonl --out $OUT/logs/half_$name.jsonl --batch "$@" > /dev/null 2>$OUT/logs/half_$name.err; echo "ab $name exit $?"; }
