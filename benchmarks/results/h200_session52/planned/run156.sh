@@ -8,7 +8,8 @@
 set -o pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 mkdir -p $OUT/logs
-timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_gqa_gpu.py tests/test_gqa_uniform_waves.py 2>&1 | tail -5 | tee $OUT/logs/gqa_gpu_tests.txt; echo "gqa gpu tests exit $?"
+workers=$(python3 -c "import xdist" 2>/dev/null && echo "-n 8" || echo "-o addopts=-ra")  # as tools/device_check.sh
+timeout 240 python3 -m pytest -q -p no:cacheprovider $workers tests/test_gqa_gpu.py tests/test_gqa_uniform_waves.py 2>&1 | tail -5 | tee $OUT/logs/gqa_gpu_tests.txt; echo "gqa gpu tests exit $?"
 A="gpt-oss:8:18:32768 gpt-oss:8:10:65536 gpt-oss:8:42:4000 gpt-oss:8:44:32768 gpt-oss:8:12:131072 gpt-oss:8:6:65536 gpt-oss:8:26:16384 gpt-oss:8:28:32768 gpt-oss:8:16:32768"
 B="llama3-70b-tp8:1:22:1000 llama3-70b-tp8:1:35:1000 llama3-70b-tp8:1:40:2048 llama3-70b-tp8:1:23:4096 llama3-70b-tp8:1:12:4000 llama3-70b-tp8:1:56:1000 llama3-70b-tp8:1:30:4000 llama3-70b-tp8:1:2:32768"
 ab() { name=$1; shift; timeout 150 python3 tools/gqa_plan_ab.py --rounds 2 --variant half num_splits=@planned/2 kv_pack=@planned --builds $OUT/logs/builds_$name.jsonl --out $OUT/logs/half_$name.jsonl --batch "$@" > /dev/null 2>$OUT/logs/half_$name.err; echo "ab $name exit $?"; }
