@@ -38,9 +38,10 @@ def test_the_residency_table_keys_the_builds():
     assert gqa_uniform_residency(16, 128, 1, 8, 4) is None
 
 
-def test_lengths_equal_or_unknown():
-    assert equal_lengths([]) and equal_lengths([7, 7, 7])
+def test_lengths_given_and_equal():
+    assert equal_lengths([7]) and equal_lengths([7, 7, 7])
     assert not equal_lengths([7, 8])
+    assert not equal_lengths([])  # a CUDA graph's plan: its replays' lengths are not known
 
 
 def plan(model, qlen, batch, keys, lengths=None, **knobs):
@@ -55,7 +56,9 @@ def test_the_planner_halves_launches_past_one_wave_of_the_16_row_tile():
     # H200 (docs/perf.md session 51): 6 x 65,536 463.2 -> 364.7 us on 8 splits, not 16.
     halved = plan("llama3-8b", 1, 6, 65552, [65536] * 6)
     assert (halved.num_splits, halved.split_num_stages, halved.block_h) == (8, 2, 16)
-    assert plan("llama3-8b", 1, 6, 65552).num_splits == 8  # lengths not given: equal
+    # Lengths not given (a CUDA graph's plan, replayed with ragged lengths): the fill rule's
+    # count, whose programs stream the longest request in the most pieces.
+    assert plan("llama3-8b", 1, 6, 65552).num_splits == 16
     # 640 programs fit a wave of 5 an SM: 16 splits stay (half ran 7% slower).
     assert plan("llama3-8b", 1, 5, 65552, [65536] * 5).num_splits == 16
     # gpt-oss packs two kv heads a program (4 an SM): 640 programs pass a wave of 528.

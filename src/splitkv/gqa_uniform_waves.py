@@ -5,7 +5,8 @@ every GQA tile. The uniform tiles (2 stages, no page ids ahead) hold more or few
 their registers, so the fill rule's launch of 475-950 programs can pass a real wave by a small
 tail: its last wave, however few programs it holds, then takes about half a full wave's time,
 and the whole launch runs at ~75% of the read ceiling. Half the splits fit one wave of
-programs twice as long, which stream at ~94%.
+programs twice as long, which stream at ~94%. Only plans whose lengths are given and equal
+(`equal_lengths`) take it.
 
 H200 (docs/perf.md session 51, call 1, 2 rounds; llama3-8b and qwen-64-8 hold 5 programs an
 SM, 660 a wave): 768 programs 463.2 -> 364.7 us on half the splits (6 x 65,536; 12 x 32,768,
@@ -61,6 +62,11 @@ def gqa_uniform_split_count(num_splits: int, programs_a_split: int, resident: in
 
 
 def equal_lengths(lengths: list[int]) -> bool:
-    """Whether a plan's lengths leave every uniform program the same work (all equal, or not
-    given): only then does its launch run in waves; ragged programs end at their own times."""
-    return len(set(lengths)) <= 1
+    """Whether a plan's lengths are given and leave every uniform program the same work: only
+    then does its launch run in waves (ragged programs end at their own times). A plan made
+    without lengths is a CUDA graph's (docs/serving.md), replayed with lengths it does not
+    know: serving steps are ragged, and there the longest request's programs set the time,
+    which half the splits would double (one request at the table's width beside short ones),
+    against the 10-21% that halving gains when every request is that long. So it keeps the
+    fill rule's count."""
+    return len(set(lengths)) == 1

@@ -366,7 +366,7 @@ def plan_decode(
             take `gqa_balanced_tile` and uniform splits `gqa_long_split_tile` where their launch
             fits one wave of it, on half the default num_splits if need be
             (`gqa_long_split_count`); where they keep a tabled uniform tile (16 rows, and
-            gpt-oss's 32) with equal or unknown lengths, the default num_splits halves where
+            gpt-oss's 32) with lengths given and equal, the default num_splits halves where
             its launch passes one wave of that build's residency by a tail
             (`gqa_uniform_waves.py`); a given num_splits is kept.
         block_h: MLA only: query rows a stage-1 program attends (16, 32 or 64, at most the

@@ -2,7 +2,8 @@
 # case among them (gpt-oss at qlen 4 on halved split counts); (a) gpt-oss's 64-row uniform tile at
 # qlen 8 (4 an SM compiled, not tabled by the wave rule) at 1.09-1.70 waves and a control
 # within a wave; (b) llama3-70b-tp8's short splits (125-256 keys) within one wave. Each batch
-# on its default split count and on half of it (the kv pack kept), 2 rounds. Predictions
+# on its default split count and on half of it (the kv pack kept), 2 rounds. (c) a CUDA
+# graph's plan on ragged and equal lengths against half its splits. Predictions
 # (written before the run): pred_run156.jsonl beside this script (`tools/wave_model.py`,
 # FITTED) and docs/perf.md "Session 52: predictions for run156". Carry run156.sh.
 set -o pipefail
@@ -15,6 +16,10 @@ B="llama3-70b-tp8:1:22:1000 llama3-70b-tp8:1:35:1000 llama3-70b-tp8:1:40:2048 ll
 ab() { name=$1; shift; timeout 150 python3 tools/gqa_plan_ab.py --rounds 2 --variant half num_splits=@planned/2 kv_pack=@planned --builds $OUT/logs/builds_$name.jsonl --out $OUT/logs/half_$name.jsonl --batch "$@" > /dev/null 2>$OUT/logs/half_$name.err; echo "ab $name exit $?"; }
 ab oss8 $A
 ab l70short $B
+# (c) a CUDA graph's plan (no lengths: the fill rule's count since v0.2.61) replayed on ragged
+# and on equal lengths, against half that count, both pinned uniform as the graph's plan runs.
+timeout 100 python3 tools/gqa_plan_ab.py --rounds 2 --variant full schedule=uniform num_splits=4 --variant half schedule=uniform num_splits=2 --out $OUT/logs/graph_l8.jsonl --batch llama3-8b:1:24:1000-32768 llama3-8b:1:24:32768 > /dev/null 2>$OUT/logs/graph_l8.err; echo "graph l8 exit $?"
+timeout 100 python3 tools/gqa_plan_ab.py --rounds 2 --variant full schedule=uniform num_splits=2 --variant half schedule=uniform num_splits=1 --out $OUT/logs/graph_o4.jsonl --batch gpt-oss:4:48:500-4000 gpt-oss:4:48:4000 > /dev/null 2>$OUT/logs/graph_o4.err; echo "graph o4 exit $?"
 python3 - <<'PY'
 import glob, json, os
 for path in sorted(glob.glob(os.environ["OUT"] + "/logs/builds_*.jsonl")):
@@ -26,4 +31,9 @@ for path in sorted(glob.glob(os.environ["OUT"] + "/logs/half_*.jsonl")):
         r = json.loads(line)
         a, b = min(r["planned"]), min(r["half"])
         print(f'{r["batch"]:28s} default {a:8.1f} half {b:8.1f} {100*(b/a-1):+6.1f}%  {r["plan planned"]} half {r["plan half"]}')
+for path in sorted(glob.glob(os.environ["OUT"] + "/logs/graph_*.jsonl")):
+    for line in open(path):
+        r = json.loads(line)
+        a, b = min(r["full"]), min(r["half"])
+        print(f'{r["batch"]:28s} graph plan {a:8.1f} half {b:8.1f} {100*(b/a-1):+6.1f}%  {r["plan full"]} half {r["plan half"]}')
 PY
