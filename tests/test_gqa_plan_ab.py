@@ -118,3 +118,14 @@ def test_a_knob_may_take_an_earlier_variants_field():
     done = run_tool("--batch", "gpt-oss:1:8:2048", "--variant", "x", "num_splits=@later",
                     "--plans-only")  # fmt: skip
     assert done.returncode != 0 and "names no variant" in done.stderr, done.stderr[-500:]
+
+
+def test_no_lengths_plans_as_a_cuda_graph_does():
+    # Planned on the table's width alone (v0.2.61: a graph's plan keeps the fill rule's count,
+    # where the batch's equal lengths halve it).
+    batch = "llama3-8b:1:24:32768"
+    graph = run_tool("--batch", batch, "--plans-only", "--no-lengths")
+    given = run_tool("--batch", batch, "--plans-only")
+    assert graph.returncode == 0 and given.returncode == 0, graph.stderr[-500:]
+    assert json.loads(graph.stdout)["plan planned"][:2] == ["uniform", 4]
+    assert json.loads(given.stdout)["plan planned"][:2] == ["uniform", 2]

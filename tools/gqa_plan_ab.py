@@ -21,6 +21,9 @@ num_splits=@p1` times the packed launch on the unpacked plan's split count;
 shared memory, warps, stages and its specialisation key) as JSON lines: the GPU's own counts.
 `--generic num_splits` compiles the uniform stage 1 without Triton's specialisation of that int
 argument (an int equal to 1 becomes a constant), for the whole run: run it twice to compare.
+`--no-lengths` plans every variant without the batch's lengths, on its table's width alone, as
+an engine plans the CUDA graph it captures for a batch bucket (docs/serving.md); the timed
+calls still run at the batch's lengths, as the graph's replays do.
 
 A batch is MODEL:QLEN:REQUESTS:KEYS (`bench.shapes.GQA_MODELS`; every request KEYS long),
 MODEL:QLEN:REQUESTS:LO-HI for a ragged batch (lengths evenly from LO to HI), or
@@ -120,14 +123,17 @@ class PlanPatch:
     """`splitkv.plan_decode` replaced by one that applies `fields` to its plans and keeps the
     last plan made (the benchmark's providers plan through the module attribute)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lengthless: bool = False) -> None:
         self.plan_decode = splitkv.plan_decode
         self.fields: dict = {}
         self.knobs: dict = {}
         self.last = None
+        self.lengthless = lengthless  # plan without the lengths (`--no-lengths`)
         splitkv.plan_decode = self
 
     def __call__(self, *args, **kwargs):
+        if self.lengthless:
+            kwargs.pop("seq_lens", None)
         knobs = dict(self.knobs)
         block_h = knobs.pop("block_h", None)
         rule = plan_module.block_h_for
@@ -151,9 +157,9 @@ def table_keys(lengths: list[int]) -> int:
     return (-(-max(lengths) // PAGE_SIZE) + 1) * PAGE_SIZE
 
 
-def plans_only(batches, variants, window_left: int = -1) -> None:
+def plans_only(batches, variants, window_left: int = -1, lengthless: bool = False) -> None:
     spec = splitkv.DeviceSpec.preset("h200")
-    patch = PlanPatch()
+    patch = PlanPatch(lengthless)
     for model, qlen, lengths, label in batches:
         heads, kv_heads, dim, _ = GQA_MODELS[model]
         row = {"batch": label, **windowed(window_left)}
@@ -214,7 +220,8 @@ def windowed(window_left: int) -> dict:
     return {"window_left": window_left} if window_left >= 0 else {}
 
 
-def timed(batches, variants, rounds: int, rep_ms: int, out, window_left: int = -1) -> None:
+def timed(batches, variants, rounds: int, rep_ms: int, out, window_left: int = -1,
+          lengthless: bool = False) -> None:  # fmt: skip
     import torch
 
     from splitkv.bench.providers import prepare_splitkv
@@ -222,7 +229,7 @@ def timed(batches, variants, rounds: int, rep_ms: int, out, window_left: int = -
     from splitkv.bench.sweep import build_cases
     from splitkv.timing import cuda_graph_times_us
 
-    patch = PlanPatch()
+    patch = PlanPatch(lengthless)
     for model, qlen, lengths, label in batches:
         case = build_cases(gqa_batch(model, lengths, qlen))[0]
         row = {"batch": label, **windowed(window_left)}
@@ -256,17 +263,20 @@ def main() -> None:
                         help="a sliding window for every batch (gpt-oss's: 127)")  # fmt: skip
     parser.add_argument("--generic", nargs="+", default=[], choices=["num_splits", "max_pages"],
                         help="the uniform stage 1's ints not to specialise")  # fmt: skip
+    parser.add_argument("--no-lengths", action="store_true",
+                        help="plan without the lengths, as for a CUDA graph")  # fmt: skip
     args = parser.parse_args()
     try:
         variants = variants_of(args.variant)
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
     if args.plans_only:
-        plans_only(args.batch, variants, args.window_left)
+        plans_only(args.batch, variants, args.window_left, args.no_lengths)
         return
     compile_generic(args.generic)
     with open(args.out, "w") if args.out else open("/dev/null", "w") as out:
-        timed(args.batch, variants, args.rounds, args.rep_ms, out, args.window_left)
+        timed(args.batch, variants, args.rounds, args.rep_ms, out, args.window_left,
+              args.no_lengths)  # fmt: skip
     if args.builds:
         with open(args.builds, "w") as builds:
             for build in compiled_builds():

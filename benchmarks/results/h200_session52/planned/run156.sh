@@ -3,7 +3,7 @@
 # qlen 8 (4 an SM compiled, not tabled by the wave rule) at 1.09-1.70 waves and a control
 # within a wave; (b) llama3-70b-tp8's short splits (125-256 keys) within one wave. Each batch
 # on its default split count and on half of it (the kv pack kept), 2 rounds. (c) a CUDA
-# graph's plan on ragged and equal lengths against half its splits. Predictions
+# graph's plan on ragged and equal lengths against half its splits and the balanced schedule. Predictions
 # (written before the run): pred_run156.jsonl beside this script (`tools/wave_model.py`,
 # FITTED) and docs/perf.md "Session 52: predictions for run156". Carry run156.sh.
 set -o pipefail
@@ -16,10 +16,10 @@ B="llama3-70b-tp8:1:22:1000 llama3-70b-tp8:1:35:1000 llama3-70b-tp8:1:40:2048 ll
 ab() { name=$1; shift; timeout 150 python3 tools/gqa_plan_ab.py --rounds 2 --variant half num_splits=@planned/2 kv_pack=@planned --builds $OUT/logs/builds_$name.jsonl --out $OUT/logs/half_$name.jsonl --batch "$@" > /dev/null 2>$OUT/logs/half_$name.err; echo "ab $name exit $?"; }
 ab oss8 $A
 ab l70short $B
-# (c) a CUDA graph's plan (no lengths: the fill rule's count since v0.2.61) replayed on ragged
-# and on equal lengths, against half that count, both pinned uniform as the graph's plan runs.
-timeout 100 python3 tools/gqa_plan_ab.py --rounds 2 --variant full schedule=uniform num_splits=4 --variant half schedule=uniform num_splits=2 --out $OUT/logs/graph_l8.jsonl --batch llama3-8b:1:24:1000-32768 llama3-8b:1:24:32768 > /dev/null 2>$OUT/logs/graph_l8.err; echo "graph l8 exit $?"
-timeout 100 python3 tools/gqa_plan_ab.py --rounds 2 --variant full schedule=uniform num_splits=2 --variant half schedule=uniform num_splits=1 --out $OUT/logs/graph_o4.jsonl --batch gpt-oss:4:48:500-4000 gpt-oss:4:48:4000 > /dev/null 2>$OUT/logs/graph_o4.err; echo "graph o4 exit $?"
+# (c) a CUDA graph's plan (`--no-lengths`: planned on the table's width, timed at the batch's
+# lengths, as a captured graph replays them), against half its splits (v0.2.60's halving) and
+# against the balanced schedule planned without lengths.
+timeout 150 python3 tools/gqa_plan_ab.py --rounds 2 --no-lengths --variant half num_splits=@planned/2 kv_pack=@planned --variant bal schedule=balanced --out $OUT/logs/graph.jsonl --batch llama3-8b:1:24:1000-32768 llama3-8b:1:24:32768 llama3-8b:1:one-long gpt-oss:1:ragged gpt-oss:4:48:500-4000 gpt-oss:4:48:4000 > /dev/null 2>$OUT/logs/graph.err; echo "graph exit $?"
 python3 - <<'PY'
 import glob, json, os
 for path in sorted(glob.glob(os.environ["OUT"] + "/logs/builds_*.jsonl")):
@@ -31,9 +31,9 @@ for path in sorted(glob.glob(os.environ["OUT"] + "/logs/half_*.jsonl")):
         r = json.loads(line)
         a, b = min(r["planned"]), min(r["half"])
         print(f'{r["batch"]:28s} default {a:8.1f} half {b:8.1f} {100*(b/a-1):+6.1f}%  {r["plan planned"]} half {r["plan half"]}')
-for path in sorted(glob.glob(os.environ["OUT"] + "/logs/graph_*.jsonl")):
-    for line in open(path):
-        r = json.loads(line)
-        a, b = min(r["full"]), min(r["half"])
-        print(f'{r["batch"]:28s} graph plan {a:8.1f} half {b:8.1f} {100*(b/a-1):+6.1f}%  {r["plan full"]} half {r["plan half"]}')
+graph = os.environ["OUT"] + "/logs/graph.jsonl"
+for line in open(graph) if os.path.exists(graph) else []:
+    r = json.loads(line)
+    a, b, c = min(r["planned"]), min(r["half"]), min(r["bal"])
+    print(f'{r["batch"]:28s} graph plan {a:8.1f} half {b:8.1f} ({100*(b/a-1):+6.1f}%) balanced {c:8.1f} ({100*(c/a-1):+6.1f}%)  {r["plan planned"]} {r["plan half"]} {r["plan bal"]}')
 PY
