@@ -8,8 +8,8 @@ A failing case prints what it drew; the ones found so far are tests now.
 Targets: gqa, mla (plain decodes over packs, windows, caps, sinks, split counts and balanced
 grids, page sizes 1-64); gqa-prefix, mla-prefix (the shared-prefix cascade over random
 groupings, members ending inside their prefix included); gqa-replay, mla-replay (a plan made
-for expected lengths, then three calls of other lengths up to its table, as graph replays
-run); gqa-prefix-plan, mla-prefix-plan (the same for `plan_shared_prefix(seq_lens=)`); merge
+for expected lengths or, a third of the time, none, as a CUDA graph's; then three calls of
+other lengths up to its table, as graph replays run); gqa-prefix-plan, mla-prefix-plan (the same for `plan_shared_prefix(seq_lens=)`); merge
 (`merge_states`: 1-70 states, 0-3 row dimensions, -inf states); gqa-bad, mla-bad (one
 argument spoiled: refused with a TypeError/ValueError naming an argument, or decoded as the
 reference decodes it); plan-memo (`plan_decode` without lengths over random shapes, knobs and
@@ -186,7 +186,8 @@ def fuzz_prefix(kind: str, rng: random.Random, seed: int, drawn: dict) -> None:
 def fuzz_replay(kind: str, rng: random.Random, seed: int, drawn: dict) -> None:
     qlen, page, batch = rng.choice([1, 2, 3]), rng.choice([1, 16, 32]), rng.randint(1, 4)
     width = rng.randint(1, 20) * page if page > 1 else rng.randint(10, 300)
-    hint = [rng.randint(qlen, width) for _ in range(batch)]
+    # A third of the plans are made without lengths, as a CUDA graph's is (docs/serving.md).
+    hint = [rng.randint(qlen, width) for _ in range(batch)] if rng.random() < 0.67 else None
     knobs, dtype = split_knobs(rng), rng.choice(DTYPES)
     shape = {}
     if kind == "gqa":
