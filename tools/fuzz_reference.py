@@ -5,17 +5,17 @@ A failing case prints what it drew; the ones found so far are tests now.
     python tools/fuzz_reference.py gqa --count 400 --seed 2
     python tools/fuzz_reference.py gqa-prefix mla-prefix --count 150 --seed 3
 
-Targets: gqa, mla (plain decodes over packs, windows, caps, sinks, split counts and balanced
-grids, page sizes 1-64); gqa-prefix, mla-prefix (the shared-prefix cascade over random
-groupings, members ending inside their prefix included); gqa-replay, mla-replay (a plan made
-for expected lengths or, a third of the time, none, as a CUDA graph's; then three calls of
-other lengths up to its table, as graph replays run); gqa-prefix-plan, mla-prefix-plan (the same for `plan_shared_prefix(seq_lens=)`); merge
-(`merge_states`: 1-70 states, 0-3 row dimensions, -inf states); gqa-bad, mla-bad (one
-argument spoiled: refused with a TypeError/ValueError naming an argument, or decoded as the
-reference decodes it); plan-memo (`plan_decode` without lengths over random shapes, knobs and
-spoiled arguments: a remembered plan, and one made again after `forget()`, equal the first in
-every knob and workspace shape, and an argument refused once is refused every time, even
-after a call whose arguments equal it in value). Lengths are 0 or at least qlen, as the
+Targets: gqa, mla (plain decodes over packs, windows, caps, sinks, split counts and balanced grids,
+page sizes 1-64); gqa-prefix, mla-prefix (the shared-prefix cascade over random groupings, members
+ending inside their prefix included); gqa-replay, mla-replay (a plan made for expected lengths or,
+a third of the time, none, as a CUDA graph's; then three calls of other lengths up to its table, as
+graph replays run); gqa-prefix-plan, mla-prefix-plan (the same for
+`plan_shared_prefix(seq_lens=)`); merge (`merge_states`: 1-70 states, 0-3 row dimensions, -inf
+states); gqa-bad, mla-bad (one argument spoiled: refused with a TypeError/ValueError naming an
+argument, or decoded as the reference decodes it); plan-memo (`plan_decode` without lengths over
+random shapes, knobs and spoiled arguments: a remembered plan, and one made again after `forget()`,
+equal the first in every knob and workspace shape, and an argument refused once is refused every
+time, even after a call whose arguments equal it in value). Lengths are 0 or at least qlen, as the
 contract asks.
 """
 
