@@ -60,6 +60,7 @@ SHOWN = (
 TILE_FIELDS = ("block_n", "split_num_stages", "split_num_warps", "page_prefetch")
 PLAN_KNOBS = ("block_h", "schedule", "num_splits", "kv_pack")
 PAGE_SIZE = 16  # `bench.shapes.gqa_batch`'s
+H200 = splitkv.DeviceSpec.preset("h200")  # what --plans-only plans for
 
 
 # Issue 5's GQA batches, as `splitkv bench --kind gqa --special` times them.
@@ -157,19 +158,25 @@ def table_keys(lengths: list[int]) -> int:
     return (-(-max(lengths) // PAGE_SIZE) + 1) * PAGE_SIZE
 
 
+def plan_on_h200(patch: PlanPatch, model: str, qlen: int, lengths: list[int], fields: dict,
+                 window_left: int = -1):  # fmt: skip
+    """A variant's plan for a batch on the H200 preset, no GPU needed (its fields resolved)."""
+    heads, kv_heads, dim, _ = GQA_MODELS[model]
+    patch.fields, patch.knobs = split_variant(fields)
+    return patch(len(lengths), table_keys(lengths), heads, qlen=qlen, kind="gqa",
+                 num_kv_heads=kv_heads, head_dim=dim, page_size=PAGE_SIZE, device="meta",
+                 device_spec=H200, seq_lens=lengths, window_left=window_left)  # fmt: skip
+
+
 def plans_only(batches, variants, window_left: int = -1, lengthless: bool = False) -> None:
-    spec = splitkv.DeviceSpec.preset("h200")
     patch = PlanPatch(lengthless)
     for model, qlen, lengths, label in batches:
-        heads, kv_heads, dim, _ = GQA_MODELS[model]
         row = {"batch": label, **windowed(window_left)}
         made = {}
         for name, fields in variants.items():
-            patch.fields, patch.knobs = split_variant(resolved(fields, made))
-            made[name] = patch(len(lengths), table_keys(lengths), heads, qlen=qlen, kind="gqa",
-                  num_kv_heads=kv_heads, head_dim=dim, page_size=PAGE_SIZE, device="meta",
-                  device_spec=spec, seq_lens=lengths, window_left=window_left)  # fmt: skip
-            row["plan " + name] = shown(patch.last)
+            made[name] = plan_on_h200(patch, model, qlen, lengths, resolved(fields, made),
+                                      window_left)  # fmt: skip
+            row["plan " + name] = shown(made[name])
         print(json.dumps(row))
 
 

@@ -42,21 +42,11 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import inspect_gqa  # first: it turns the interpreter off, so plans compile for real
-from gqa_plan_ab import (
-    PlanPatch,
-    batch_arg,
-    resolved,
-    shown,
-    split_variant,
-    table_keys,
-    variants_of,
-)
+from gqa_plan_ab import H200, PlanPatch, batch_arg, plan_on_h200, resolved, shown, variants_of
 from inspect_kernel import registers_and_stack
 
-import splitkv
 from splitkv.bench.shapes import GQA_MODELS, gqa_batch
 
-PAGE_SIZE = 16  # `tools/gqa_plan_ab.py`'s
 NARROW_ROWS = 16
 # The rate of a full wave of the 16-row tile (llama3-8b 5 x 65,536, 640 programs: 304.4 us).
 FULL_WAVE_BYTES_PER_US = 4.41e6
@@ -73,7 +63,7 @@ class Constants(NamedTuple):
         own = dict(self.tile_c).get(tile_key(plan))
         if own is not None:
             return own
-        return self.c_narrow if plan.block_h <= NARROW_ROWS else self.c_tall
+        return self.c_narrow if tile_class(plan) == "narrow" else self.c_tall
 
 
 FITTED = Constants(0.5, 0.7, 5.0, 0.0)  # session 51's call 1 (module docstring)
@@ -132,16 +122,8 @@ class Residency:
         return self.known[key]
 
 
-def plan_of(patch: PlanPatch, model: str, qlen: int, lengths: list[int], fields: dict):
-    heads, kv_heads, dim, _ = GQA_MODELS[model]
-    patch.fields, patch.knobs = split_variant(fields)
-    return patch(len(lengths), table_keys(lengths), heads, qlen=qlen, kind="gqa",
-                 num_kv_heads=kv_heads, head_dim=dim, page_size=PAGE_SIZE, device="meta",
-                 device_spec=splitkv.DeviceSpec.preset("h200"), seq_lens=lengths)  # fmt: skip
-
-
 def waves_of(plan, held: Residency, model: str) -> float:
-    return plan.split_grid / (held(plan, GQA_MODELS[model][3]) * 132)
+    return plan.split_grid / (held(plan, GQA_MODELS[model][3]) * H200.compute_units)
 
 
 def modelled(waves: float, c: float) -> float:
@@ -158,29 +140,29 @@ def pinned_fields(shown_plan: list) -> dict:
             "block_n": block_n, "split_num_stages": stages}  # fmt: skip
 
 
-def recorded_runs(paths: list[str]) -> list[tuple[str, dict]]:
-    """(batch label, {variant: Timed}) a record of `gqa_plan_ab.py` JSON lines, each variant's
-    plan made again from its shown fields; records whose plans cannot be are skipped."""
+def recorded_runs(paths: list[str]) -> list[tuple[str, str, dict]]:
+    """(file, batch label, {variant: Timed}) a record of `gqa_plan_ab.py` JSON lines, each
+    variant's plan made again from its shown fields; records whose plans cannot be are
+    skipped."""
     patch, held = PlanPatch(), Residency()
     records = []
     for path in paths:
         for line in Path(path).read_text().splitlines():
             record = json.loads(line)
-            model, qlen, requests, keys = record["batch"].split()
-            lengths = inspect_gqa.batch_lengths(f"{requests}:{keys}")
+            model, qlen, lengths, _ = batch_arg(record["batch"].replace(" ", ":"))
             made = {}
             for name in (n[5:] for n in record if n.startswith("plan ")):
                 if record["plan " + name][0] != "uniform":  # the model is of uniform waves
                     print(f"skipped {record['batch']} {name}: {record['plan ' + name][0]}")
                     break
-                plan = plan_of(patch, model, int(qlen), lengths,
-                               pinned_fields(record["plan " + name]))  # fmt: skip
+                plan = plan_on_h200(patch, model, qlen, lengths,
+                                    pinned_fields(record["plan " + name]))  # fmt: skip
                 if shown(plan)[: len(record["plan " + name])] != record["plan " + name]:
                     print(f"skipped {record['batch']} {name}: made {shown(plan)}, "
                           f"recorded {record['plan ' + name]}")  # fmt: skip
                     break
                 made[name] = timed_run(plan, waves_of(plan, held, model), min(record[name]),
-                                       model, int(qlen), lengths)  # fmt: skip
+                                       model, qlen, lengths)  # fmt: skip
             else:
                 records.append((path, record["batch"], made))
     return records
@@ -253,7 +235,7 @@ def predict(batches, variants) -> None:
     for model, qlen, lengths, label in batches:
         made, row = {}, {"batch": label}
         for name, fields in variants.items():
-            plan = plan_of(patch, model, qlen, lengths, resolved(fields, made))
+            plan = plan_on_h200(patch, model, qlen, lengths, resolved(fields, made))
             made[name] = plan
             run = timed_run(plan, waves_of(plan, held, model), 0.0, model, qlen, lengths)
             row[name] = {"plan": shown(plan), "waves": round(run.waves, 2),
