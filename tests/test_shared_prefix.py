@@ -8,7 +8,7 @@ import torch
 
 import splitkv
 from splitkv.mla import decode_checked
-from splitkv.prefix_rows import chunk_layout, prefix_rows
+from splitkv.prefix_rows import PackedInts, chunk_layout, prefix_rows
 from splitkv.testing import MlaCase, capture_cuda_graph, check_against_reference, random_mla_case
 
 
@@ -229,6 +229,28 @@ def test_prefix_rows_stack_members_and_hand_back():
     assert rows.scatter.tolist() == [0, 0, 0, 3, 4, 5, 0, 0, 0, 0, 1, 2]
     assert rows.first.tolist() == [3, 3] and rows.lens.tolist() == [32, 32]
     assert prefix_rows((((0, 1), 0),), 2, 3, 16, 4, "cpu") is None
+
+
+def test_prefix_rows_remembered_layout_gives_each_plan_its_own_tensors():
+    # The layout is remembered by its host ints; each call gets tensors of its own, since a
+    # call's suffix_rows writes `first`.
+    groups = (((3, 1), 2), ((0, 2), 1))
+    a, b = (prefix_rows(groups, 4, 3, 16, 4, "cpu") for _ in range(2))
+    a.first.fill_(7)
+    assert b.first.tolist() == [3, 3, 0, 0]
+    assert a.gather.data_ptr() != b.gather.data_ptr()
+
+
+def test_packed_ints_come_back_with_their_values_and_dtypes():
+    # Odd lengths of int32 and int64 arrays, an empty one among them, each 8-byte aligned.
+    arrays = [([5, -1, 2**40], torch.int64), ([1, 2, 3], torch.int32), ([], torch.int64),
+              ([2**31 - 1], torch.int32), ([9, 8], torch.int64)]  # fmt: skip
+    packed = PackedInts.of(arrays)
+    for (values, dtype), got in zip(arrays, packed.on("cpu"), strict=True):
+        assert got.dtype == dtype and got.tolist() == values
+        assert got.data_ptr() % 8 == 0 or got.numel() == 0
+    assert all(start % 8 == 0 for start, _, _ in packed.spans)
+    assert packed.on("meta")[0].shape == (3,)
 
 
 def test_chunks_narrow_to_whole_tiles_where_that_computes_less():

@@ -5,6 +5,8 @@ per chunk and four per group took ~30 us of a 310 us call on the H200, session 1
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -54,11 +56,33 @@ def prefix_rows(
     head, kv head by kv head (the stacked call's query head h reads kv head h // width), from
     q's rows ordered (request, position, kv head, head of that kv head). Query rows of
     requests outside every pass point at chunk row 0 (their prefix state is masked)."""
+    layout = row_layout(groups, batch, rows_per_request, page_size, max_rows, kv_heads,
+                        heads_per_kv or rows_per_request)  # fmt: skip
+    if layout is None:
+        return None
+    num_chunks, width, chunk_tokens, packed = layout
+    return PrefixRows(num_chunks, width, chunk_tokens, *packed.on(device))
+
+
+@functools.lru_cache(maxsize=64)
+def row_layout(
+    groups: tuple[tuple[tuple[int, ...], int], ...],
+    batch: int,
+    rows_per_request: int,
+    page_size: int,
+    max_rows: int,
+    kv_heads: int,
+    per_kv: int,
+) -> tuple | None:
+    """`prefix_rows`' fields on the host: (num_chunks, width, chunk_tokens, the index tensors
+    packed as `PackedInts`), None without a chunk. Remembered: a serving step's groups
+    repeat step after step, and a cascade called with groups instead of a plan lays them out
+    on every call (8 members of 64 rows: ~190 us of a 432 us call on this repository's CI
+    machine, `tools/call_host_time.py`)."""
     chunks = chunk_layout(groups, rows_per_request, max_rows)
     if not chunks:
         return None
     width = chunk_width(chunks)
-    per_kv = heads_per_kv or rows_per_request
     gather = [0] * (len(chunks) * kv_heads * width)  # padding rows repeat query row 0
     scatter = [0] * (batch * rows_per_request * kv_heads)
     for c, (g, start, rows) in enumerate(chunks):
@@ -80,17 +104,40 @@ def prefix_rows(
     for g, (lo, hi) in spans.items():
         for member in groups[g][0]:
             chunk_lo[member], chunk_hi[member] = lo, hi
-    return PrefixRows(
-        num_chunks=len(chunks),
-        width=kv_heads * width,
-        chunk_tokens=chunk_tokens,
-        gather=torch.tensor(gather, device=device),
-        scatter=torch.tensor(scatter, device=device),
-        first=torch.tensor([groups[g][0][0] for g, _, _ in chunks], device=device),
-        lens=torch.tensor(chunk_tokens, dtype=torch.int32, device=device),
-        chunk_lo=torch.tensor(chunk_lo, dtype=torch.int32, device=device),
-        chunk_hi=torch.tensor(chunk_hi, dtype=torch.int32, device=device),
-    )
+    first_members = [groups[g][0][0] for g, _, _ in chunks]
+    index, count = torch.int64, torch.int32
+    packed = PackedInts.of(
+        [(gather, index), (scatter, index), (first_members, index), (chunk_tokens, count),
+         (chunk_lo, count), (chunk_hi, count)]
+    )  # fmt: skip
+    return len(chunks), kv_heads * width, chunk_tokens, packed
+
+
+@dataclass(frozen=True)
+class PackedInts:
+    """Integer arrays packed in one host buffer, each from an 8-byte boundary, so they reach a
+    device in one copy. torch copies host memory to a GPU only after the stream's queued work
+    is done, so each copy stalls the host: six copies a plan were six stalls (and six a call,
+    for a cascade called with groups instead of a plan)."""
+
+    buffer: torch.Tensor  # uint8, never written: `on` copies it
+    spans: tuple[tuple[int, int, torch.dtype], ...]  # (first byte, bytes, dtype) an array
+
+    @classmethod
+    def of(cls, arrays: list[tuple[Sequence[int], torch.dtype]]) -> PackedInts:
+        raw, spans, offset = [], [], 0
+        for values, dtype in arrays:
+            data = torch.tensor(values, dtype=dtype).view(torch.uint8)
+            padding = -data.numel() % 8
+            raw += [data, torch.zeros(padding, dtype=torch.uint8)]
+            spans.append((offset, data.numel(), dtype))
+            offset += data.numel() + padding
+        return cls(torch.cat(raw), tuple(spans))
+
+    def on(self, device: torch.device | str) -> list[torch.Tensor]:
+        """The arrays on `device`: views into a copy of their own (kernels write some)."""
+        buffer = self.buffer.to(device, copy=True)
+        return [buffer[start : start + size].view(dtype) for start, size, dtype in self.spans]
 
 
 def chunk_layout(
