@@ -5,8 +5,10 @@ reference for every row count, page size, split count, length and cache layout i
 
 import pytest
 import torch
+import triton
 
 import splitkv
+from splitkv import warp_specialized
 from splitkv.device import DeviceSpec
 from splitkv.testing import capture_cuda_graph, check_against_reference, random_mla_case
 
@@ -184,6 +186,25 @@ def test_planner_leaves_it_off_blackwell_and_the_interpreter():
     b200 = DeviceSpec.preset("b200")
     assert not splitkv.plan_decode(8, 8192, 128, device="meta", device_spec=b200).warp_specialized
     assert not splitkv.plan_decode(8, 8192, 128, device="cpu").warp_specialized
+
+
+@pytest.mark.parametrize("release", ["3.4.0", "3.5.1", "3.7.1", "3.9.0"])
+def test_other_tritons_plan_the_triton_kernels_and_say_why(monkeypatch, release):
+    # The kernels are written in Triton 3.6's Gluon, which changes with every release: 3.5 and
+    # 3.7-3.9 refuse to compile them (tools/compile_check.py under each), so the H200's plans
+    # there take the Triton tile, which compiles on all of them.
+    monkeypatch.setattr(triton, "__version__", release)
+    warp_specialized.gluon_available.cache_clear()
+    splitkv.plan_decode.forget()  # plans without lengths are remembered
+    try:
+        assert not planned(128).warp_specialized and not planned(16).warp_specialized
+        with pytest.raises(
+            ValueError, match=rf"needs Triton 3.6's Gluon, installed: Triton {release}"
+        ):
+            planned(128, warp_specialized=True)
+    finally:
+        warp_specialized.gluon_available.cache_clear()
+        splitkv.plan_decode.forget()
 
 
 def test_asking_for_it_where_it_cannot_run_names_the_reason():

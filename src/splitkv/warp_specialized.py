@@ -7,6 +7,7 @@ import functools
 import importlib.util
 
 import torch
+import triton
 
 from splitkv.checks import rows_describable
 
@@ -53,14 +54,29 @@ EARLY_BLOCKS = 2
 MIN_BLOCK_B = 32
 
 
+# The Triton release whose Gluon the kernels are written in. Gluon changes with every release
+# (3.4 lacks Hopper's wgmma in it, 3.5's warp_specialize takes its partitions another way and
+# has no num_warps, 3.7 to 3.9 drop thread_barrier: `tools/compile_check.py` under each), so
+# on other releases MLA runs the Triton kernels, which compile on 3.4 to 3.9.
+GLUON_TRITON = (3, 6)
+
+
 @functools.cache
 def gluon_available() -> bool:
-    """Triton ships Gluon's Hopper language (Triton 3.5 on)."""
+    """The installed Triton ships the Gluon these kernels are written in (GLUON_TRITON)."""
+    if triton_release() != GLUON_TRITON:
+        return False
     try:
         hopper = importlib.util.find_spec("triton.experimental.gluon.language.nvidia.hopper")
     except ModuleNotFoundError:
         return False
     return hopper is not None
+
+
+def triton_release() -> tuple[int, int]:
+    """The installed Triton's (major, minor)."""
+    major, minor = triton.__version__.split(".")[:2]
+    return int(major), int(minor)
 
 
 def unsupported_reason(
@@ -80,7 +96,11 @@ def unsupported_reason(
     checks = (
         (not interpreted, "needs a GPU (the interpreter cannot run Gluon kernels)"),
         (warpgroup_mma, "needs a Hopper GPU (sm_90 wgmma)"),
-        (gluon_available(), "needs Triton's Gluon (Triton >= 3.5)"),
+        (
+            gluon_available(),
+            f"needs Triton {'.'.join(map(str, GLUON_TRITON))}'s Gluon, "
+            f"installed: Triton {triton.__version__}",
+        ),
         (kind == "mla", f"needs kind='mla', got {kind!r}"),
         (
             not balanced or program_loop,

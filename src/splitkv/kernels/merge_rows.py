@@ -110,10 +110,12 @@ def merge_rows_kernel(
     out_rows = row_offsets(request, q_pos, head, stride_out_batch, stride_out_pos, stride_out_head)
     lse_rows = row_offsets(request, q_pos, head, stride_lse_batch, stride_lse_pos, stride_lse_head)
     row_ok = rows < ROWS  # every row: R divides ROWS
-    # One slice of a row writes its lse; the sinks are natural-log logits, as for stage 1.
-    output_rows(out_ptr + out_rows, lse_ptr + lse_rows, sinks_ptr + head, row_ok,
-                row_ok & (slice_id == 0), m_i, l_i, acc, offs_d, d_ok, WRITE_LSE,
-                HAS_SINKS)  # fmt: skip
+    # One slice of a row writes its lse (a compare of the rows, not `row_ok & (slice_id ==
+    # 0)`: Triton 3.9's interpreter makes a non-boolean mask of a tensor and a scalar
+    # compare); the sinks are natural-log logits, as for stage 1.
+    lse_ok = rows < tl.where(slice_id == 0, ROWS, 0)
+    output_rows(out_ptr + out_rows, lse_ptr + lse_rows, sinks_ptr + head, row_ok, lse_ok,
+                m_i, l_i, acc, offs_d, d_ok, WRITE_LSE, HAS_SINKS)  # fmt: skip
     stamp(program_times_ptr, times_at + 2, TIME_PROGRAMS)
 
 

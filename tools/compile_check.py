@@ -1,0 +1,215 @@
+"""Compile every kernel that a set of H200 decode calls launches, as Triton's own launch path
+compiles it (`JITFunction.run`: the binder's specialisation of each argument, then the
+compiler, for sm_90), with no GPU: the calls run on CPU tensors under plans made for the H200
+preset, and each launch compiles without running (`warmup`) through a stand-in driver that
+names sm_90 as the current target. It answers, on any machine, whether the installed Triton
+compiles splitkv's kernels as a Hopper GPU would launch them: Gluon's warp-specialized MLA
+kernels, the Triton split, balanced and merge kernels, the cascade's and merge_states'.
+
+    python tools/compile_check.py                 # every case
+    python tools/compile_check.py --case "mla 16 heads" --verbose
+    PYTHONPATH=/tmp/triton-3.9:src python tools/compile_check.py   # another Triton
+
+One line a compiled variant (kernel, its constexprs' count, seconds, ok or the error), then a
+summary; the exit status is 1 if any variant failed to compile. Compiling is all it checks:
+the numbers are the GPU suite's (tests/, through the device tool).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["TRITON_INTERPRET"] = "0"  # the real compiler, even without a GPU
+
+import argparse
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import torch
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.runtime.driver import driver
+from triton.runtime.jit import JITFunction
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+import splitkv
+import splitkv.checks
+from splitkv.plan import plan_on_device
+
+H200 = splitkv.DeviceSpec.preset("h200")
+CPU = torch.device("cpu")
+PAGE = 64
+DTYPE = torch.bfloat16
+
+
+class Sm90Driver:
+    """What `JITFunction.run` asks of the driver before compiling: the device, its stream and
+    its target (sm_90). Nothing launches, so nothing else is asked."""
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0
+
+    def get_current_target(self) -> GPUTarget:
+        return GPUTarget("cuda", 90, 32)
+
+    def get_active_torch_device(self) -> torch.device:
+        return CPU
+
+
+@contextlib.contextmanager
+def compiling_only(records: list) -> Iterator[None]:
+    """Every launch compiles instead (`JITFunction.run` with warmup, which Triton's launches and
+    Gluon's share) and is recorded as (kernel, its constexprs, seconds, error or None); CPU
+    tensors pass the checks (they stand for the GPU's); the stand-in driver is active. All put
+    back after."""
+    launch = JITFunction.run
+
+    def compile_only(self, *args, grid, warmup, **kwargs):
+        constexprs = sum(1 for p in self.params if p.is_constexpr)
+        start = time.perf_counter()
+        try:
+            launch(self, *args, grid=grid, warmup=True, **kwargs)
+            error = None
+        except Exception as e:  # every failure is a finding
+            error = f"{type(e).__name__}: {why(e)}"
+        records.append((self.fn.__name__, constexprs, time.perf_counter() - start, error))
+
+    check_backend = splitkv.checks._check_backend
+    slots = dict(vars(driver))  # the active driver's slot, unread: without a GPU none exists
+    JITFunction.run = compile_only
+    splitkv.checks._check_backend = lambda device, allow_cpu: None
+    driver.set_active(Sm90Driver())
+    try:
+        yield
+    finally:
+        vars(driver).update(slots)
+        splitkv.checks._check_backend = check_backend
+        JITFunction.run = launch
+
+
+def why(error: Exception) -> str:
+    """The error's cause in a line: a CompilationError's message is the kernel's source around
+    the failing line, its cause the exception the compiler raised there."""
+    cause = error.__cause__ or error
+    lines = [line for line in str(cause).splitlines() if line.strip(" ^")]
+    return f"{type(cause).__name__}: {lines[-1].strip()[:200]}" if lines else type(cause).__name__
+
+
+def h200_plan(lengths: list[int], heads: int, **kwargs):
+    """The H200's plan for these lengths (planned on "meta", as for that GPU), on the CPU."""
+    keys = max(lengths)
+    plan = splitkv.plan_decode(len(lengths), keys, heads, page_size=PAGE, dtype=DTYPE,
+                               device="meta", device_spec=H200, seq_lens=lengths,
+                               **kwargs)  # fmt: skip
+    return plan_on_device(plan, CPU)
+
+
+def table_and_lengths(lengths: list[int]) -> tuple[torch.Tensor, torch.Tensor, int]:
+    columns = -(-max(lengths) // PAGE)
+    table = torch.arange(len(lengths) * columns, dtype=torch.int32).view(len(lengths), columns)
+    return table, torch.tensor(lengths, dtype=torch.int32), len(lengths) * columns
+
+
+def mla_call(lengths: list[int], heads: int, qlen: int = 1, **knobs) -> Callable[[], object]:
+    table, lens, pages = table_and_lengths(lengths)
+    q = torch.empty(len(lengths), qlen, heads, 576, dtype=DTYPE)
+    kv = torch.empty(pages, PAGE, 576, dtype=DTYPE)
+    plan = h200_plan(lengths, heads, qlen=qlen, **knobs)
+    return lambda: splitkv.mla_decode(q, kv, table, lens, plan=plan)
+
+
+def gqa_call(lengths: list[int], heads: int, kv_heads: int, head_dim: int, qlen: int = 1,
+             sinks: bool = False, **features) -> Callable[[], object]:  # fmt: skip
+    table, lens, pages = table_and_lengths(lengths)
+    q = torch.empty(len(lengths), qlen, heads, head_dim, dtype=DTYPE)
+    k = torch.empty(pages, PAGE, kv_heads, head_dim, dtype=DTYPE)
+    v = torch.empty_like(k)
+    window = features.get("window_left", -1)
+    plan = h200_plan(lengths, heads, qlen=qlen, kind="gqa", num_kv_heads=kv_heads,
+                     head_dim=head_dim, window_left=window)  # fmt: skip
+    sink = torch.zeros(heads) if sinks else None
+    return lambda: splitkv.gqa_decode(q, k, v, table, lens, plan=plan, sinks=sink, **features)
+
+
+def cascade_call(kind: str) -> Callable[[], object]:
+    """8 requests of 4,096 keys sharing 3,072 (MLA 16 heads, or gpt-oss's GQA shape)."""
+    lengths = [4096] * 8
+    table, lens, pages = table_and_lengths(lengths)
+    table[:, :48] = table[0, :48]
+    groups = [(list(range(8)), 48)]
+    if kind == "mla":
+        q = torch.empty(8, 1, 16, 576, dtype=DTYPE)
+        kv = torch.empty(pages, PAGE, 576, dtype=DTYPE)
+        prefix = splitkv.plan_shared_prefix(groups, 8, table.shape[1], PAGE, CPU, num_heads=16,
+                                            device_spec=H200)  # fmt: skip
+        return lambda: splitkv.mla_decode_shared_prefix(q, kv, table, lens, prefix)
+    q = torch.empty(8, 1, 64, 64, dtype=DTYPE)
+    k = torch.empty(pages, PAGE, 8, 64, dtype=DTYPE)
+    prefix = splitkv.plan_shared_prefix(groups, 8, table.shape[1], PAGE, CPU, num_heads=64,
+                                        num_kv_heads=8, device_spec=H200)  # fmt: skip
+    return lambda: splitkv.gqa_decode_shared_prefix(q, k, torch.empty_like(k), table, lens, prefix)
+
+
+def merge_states_call() -> Callable[[], object]:
+    outs, lses = torch.empty(3, 8, 16, 512, dtype=DTYPE), torch.zeros(3, 8, 16)
+    return lambda: splitkv.merge_states(outs, lses)
+
+
+RAGGED = [1, 63, 64, 65, 4096, 4097, 65536, 131072]
+ONE_LONG = [131072] + [100 + 85 * i for i in range(47)]
+CASES: dict[str, Callable[[], Callable[[], object]]] = {
+    "mla 16 heads": lambda: mla_call([4096] * 8, 16),
+    "mla 128 heads": lambda: mla_call([4096] * 8, 128),
+    "mla 12 heads qlen 4": lambda: mla_call([8192] * 8, 12, qlen=4),
+    "mla one split": lambda: mla_call([1024] * 64, 16),
+    "mla ragged": lambda: mla_call(RAGGED, 16),
+    "mla long batch": lambda: mla_call([65536] * 8, 16),
+    "mla balanced triton": lambda: mla_call(ONE_LONG, 16, warp_specialized=False),
+    "gqa llama3-8b": lambda: gqa_call([32768] * 8, 32, 8, 128),
+    "gqa llama3-8b ragged": lambda: gqa_call(RAGGED, 32, 8, 128),
+    "gqa gpt-oss": lambda: gqa_call([4096] * 48, 64, 8, 64, sinks=True),
+    "gqa gpt-oss ragged qlen 4": lambda: gqa_call(ONE_LONG, 64, 8, 64, qlen=4, sinks=True),
+    "gqa window cap": lambda: gqa_call([8192] * 8, 16, 2, 128, window_left=127, logit_cap=30.0),
+    "gqa qwen qlen 8": lambda: gqa_call([16384] * 4, 64, 8, 128, qlen=8),
+    "gqa llama3-70b-tp8 one split": lambda: gqa_call([2048] * 48, 8, 1, 128),
+    "mla cascade": lambda: cascade_call("mla"),
+    "gqa cascade": lambda: cascade_call("gqa"),
+    "merge_states": merge_states_call,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--case", action="append", choices=list(CASES), help="default: all")
+    parser.add_argument("--verbose", action="store_true", help="also each variant that compiled")
+    args = parser.parse_args()
+    print(f"triton {triton.__version__}, torch {torch.__version__}, splitkv {splitkv.__version__}")
+    failed, variants, seconds = 0, 0, 0.0
+    for label in args.case or list(CASES):
+        records: list = []
+        with compiling_only(records):
+            try:
+                CASES[label]()()
+            except Exception as e:  # a call that fails before its kernels
+                records.append(("(the call)", 0, 0.0, f"{type(e).__name__}: {e}"))
+        bad = [r for r in records if r[3] is not None]
+        failed += len(bad)
+        variants += len(records)
+        seconds += sum(r[2] for r in records)
+        names = ", ".join(sorted({r[0] for r in records}))
+        print(f"{label:30s} {len(records):2d} launches, {len(bad)} failed: {names}")
+        for name, constexprs, took, error in records:
+            if error is not None or args.verbose:
+                print(f"    {name} ({constexprs} constexprs) {took:6.1f} s  {error or 'ok'}")
+    print(f"{variants} launches compiled in {seconds:.0f} s, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
