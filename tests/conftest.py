@@ -45,6 +45,14 @@ def load_tool():
 
 
 def pytest_collection_modifyitems(config, items):
+    from splitkv.warp_specialized import GLUON_TRITON, triton_release
+
+    if triton_release() != GLUON_TRITON:
+        # Other Triton releases plan the Triton kernels and compile to other registers.
+        skip = pytest.mark.skip(reason=f"pinned to Triton {GLUON_TRITON[0]}.{GLUON_TRITON[1]}")
+        for item in items:
+            if "triton_3_6" in item.keywords:
+                item.add_marker(skip)
     if ON_GPU:
         return
     skip = pytest.mark.skip(reason="needs a CUDA/ROCm GPU (run through the device tool)")

@@ -17,6 +17,9 @@ from splitkv import warp_specialized as ws
 from splitkv.device import DeviceSpec
 from splitkv.testing import capture_cuda_graph, check_against_reference, random_mla_case
 
+# The Gluon kernels are Triton 3.6's (warp_specialized.GLUON_TRITON).
+pytestmark = pytest.mark.triton_3_6
+
 H200 = DeviceSpec.preset("h200")
 
 

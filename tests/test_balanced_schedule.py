@@ -277,6 +277,7 @@ def test_merge_leaves_one_piece_requests_to_stage_1(dtype, device):
     check_against_reference(out[merged], lse[merged], ref_out[merged], ref_lse[merged])
 
 
+@pytest.mark.triton_3_6
 def test_whole_pieces_knob(device):
     h200 = {"device": "meta", "device_spec": splitkv.DeviceSpec.preset("h200")}
     loop = splitkv.plan_decode(8, 68096, 12, **h200)  # the 16-row keys-as-rows program loop

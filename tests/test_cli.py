@@ -11,6 +11,7 @@ def test_demo_runs_checks_and_prints_the_plan(capsys):
     assert "num_splits" in printed and "relative error" in printed
 
 
+@pytest.mark.triton_3_6
 def test_plan_for_a_preset_allocates_nothing(capsys):
     assert (
         main(["plan", "--batch", "8", "--context", "327600", "--heads", "12", "--device", "h200"])

@@ -33,12 +33,14 @@ def compiled_all(*args: str, tool: str = "inspect_kernel.py") -> list[dict]:
     return [json.loads(line) for line in done.stdout.strip().splitlines()]
 
 
+@pytest.mark.triton_3_6  # Triton 3.4's build spills 32 bytes
 def test_default_tile_compiles_without_spills():
     report = compiled("--block-h", "16", "--block-n", "64", "--warps", "4", "--stages", "2")
     assert report["stack_bytes"] == 0 and report["mma_sync"] > 0
     assert report["shared_kb"] <= 113  # two programs per SM (the fill rule's assumption)
 
 
+@pytest.mark.triton_3_6
 def test_page_prefetch_double_buffers_the_kv_blocks():
     knobs = ("--block-h", "16", "--block-n", "32", "--warps", "4", "--stages", "3")
     assert compiled(*knobs)["kv_blocks_in_flight"] == 1

@@ -10,6 +10,9 @@ import splitkv
 from splitkv.device import DeviceSpec
 from splitkv.testing import capture_cuda_graph, check_against_reference, random_mla_case
 
+# The Gluon kernels are Triton 3.6's (warp_specialized.GLUON_TRITON).
+pytestmark = pytest.mark.triton_3_6
+
 H200 = {"device": "meta", "device_spec": DeviceSpec.preset("h200")}
 RAGGED = [4800, 4, 65, 700, 130, 4097, 2, 2000]  # each >= qlen
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from test_compiled_kernel import compiled_all
 
 from splitkv.gqa_tile_rules import (
@@ -15,6 +16,9 @@ from splitkv.gqa_tile_rules import (
     gqa_balanced_residency,
     gqa_long_split_residency,
 )
+
+# Registers, spills and residency as Triton 3.6 compiles the tiles (3.4 and 3.9 differ).
+pytestmark = pytest.mark.triton_3_6
 
 
 def test_balanced_defaults_fit_three_an_sm_without_spills():

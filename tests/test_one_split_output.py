@@ -17,6 +17,7 @@ from splitkv.testing import capture_cuda_graph, check_against_reference, random_
 H200 = {"device": "meta", "device_spec": DeviceSpec.preset("h200")}
 
 
+@pytest.mark.triton_3_6
 def test_on_by_default_for_one_split_only():
     one = splitkv.plan_decode(128, 8192, 128, **H200)
     assert one.num_splits == 1 and one.schedule == "uniform" and one.warp_specialized

@@ -197,6 +197,7 @@ def test_program_loop_plans():
             plan(**knobs)
 
 
+@pytest.mark.triton_3_6
 def test_merge_streams_where_a_row_merges_in_one_tile():
     plan = functools.partial(splitkv.plan_decode, 4, 8192, 12, page_size=64, device="meta",
                              device_spec=H200)  # fmt: skip
@@ -604,6 +605,7 @@ def test_h200_gqa_balanced_tile_and_grid():
     assert tile(fp32) == ("uniform", 256, 64, 2, False)
 
 
+@pytest.mark.triton_3_6
 def test_auto_schedule_follows_the_lengths():
     def plan(lengths, **kw):
         return splitkv.plan_decode(
@@ -651,6 +653,7 @@ def test_auto_schedule_follows_the_lengths():
     assert balanced.workspace.partial_o.shape == (12, balanced.num_programs + 8, 512)
 
 
+@pytest.mark.triton_3_6
 def test_auto_schedule_weighs_the_balanced_schedules_fixed_cost():
     # Measured on the H200 (docs/perf.md session 34): small ragged batches stream faster on
     # the Gluon kernels' uniform splits, where the balanced schedule's prologue and longer
@@ -743,6 +746,7 @@ def test_h200_mha_fill_rule_keeps_enough_gqa_programs_in_flight():
     assert num_partitions(8, 32768, 8, H200, head_dim=32) == 32
 
 
+@pytest.mark.triton_3_6
 def test_h200_mla_tiles_key_blocks():
     # The 64-row Gluon tile's alternating consumers take 32-key blocks; without them, 64.
     for heads, qlen in ((128, 1), (16, 8)):
@@ -824,6 +828,7 @@ def test_program_loop_takes_long_uniform_batches():
     assert plan(qlen=4).schedule == "uniform"  # 48 rows: the 64-row tile, unmeasured
 
 
+@pytest.mark.triton_3_6
 def test_keys_as_rows_splits_fill_one_program_per_sm():
     # The keys-as-rows kernel holds one program per SM; its 16-row tiles take the H200 table's
     # own last-wave fill (0.7: 8k x 48 at 2 splits, 113.1 us against 119.3 at 8), its 32-row
@@ -845,6 +850,7 @@ def test_keys_as_rows_splits_fill_one_program_per_sm():
     assert splitkv.plan_decode(48, 8192, 12, device="meta", device_spec=plain).num_splits == 8
 
 
+@pytest.mark.triton_3_6
 @pytest.mark.parametrize("spec", [H200, DeviceSpec.preset("h100"), DeviceSpec.preset("b200")],
                          ids=["h200", "h100", "b200"])  # fmt: skip
 def test_default_gluon_split_counts_are_powers_of_two(spec):
@@ -860,6 +866,7 @@ def test_default_gluon_split_counts_are_powers_of_two(spec):
     assert mtp.num_splits == 32
 
 
+@pytest.mark.triton_3_6
 def test_balanced_merge_tile_follows_the_rows_mean_partials():
     def plan(batch, **kw):
         return splitkv.plan_decode(batch, 327600, 12, device="meta", device_spec=H200,
@@ -874,6 +881,7 @@ def test_balanced_merge_tile_follows_the_rows_mean_partials():
     assert plan(1, merge_block_s=16).merge_block_s == 16  # an explicit tile stays
 
 
+@pytest.mark.triton_3_6
 def test_long_equal_batches_on_the_program_loop_fold_a_32_partial_tile():
     def plan(batch, context=68096, **kw):
         return splitkv.plan_decode(batch, context, 12, device="meta", device_spec=H200, **kw)
@@ -890,6 +898,7 @@ def test_long_equal_batches_on_the_program_loop_fold_a_32_partial_tile():
     assert plan(8, schedule="balanced").merge_block_s == 64  # asked for: not assumed equal
 
 
+@pytest.mark.triton_3_6
 def test_the_loops_piece_cost_follows_the_tile():
     # H200 (docs/perf.md session 23): the keys-as-rows consumers' 32-row blocks count a piece
     # as 4 key blocks (one-long 1-4 us faster, ragged within 0.8 us), the other tiles as 2 (in

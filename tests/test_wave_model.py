@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 CALL1 = ROOT / "benchmarks" / "results" / "h200_session51" / "call1" / "logs" / "half.txt"
 
@@ -34,6 +36,7 @@ assert modelled(0.25, 0.5) == 2.0
     assert done.returncode == 0, done.stderr[-800:]
 
 
+@pytest.mark.triton_3_6
 def test_the_fit_on_call_1_reproduces_its_directions():
     done = run_tool("--fit", str(CALL1))
     assert done.returncode == 0, done.stderr[-800:]
@@ -43,6 +46,7 @@ def test_the_fit_on_call_1_reproduces_its_directions():
     assert len(rows) == 23 and not [r for r in rows if r.endswith("direction")], rows
 
 
+@pytest.mark.triton_3_6
 def test_predictions_name_waves_and_the_fastest_variant():
     # llama3-8b 6 x 65,536 at qlen 1: 16 splits are 768 programs on the 16-row tile's 660 a
     # wave (1.16 waves), 8 splits one wave of longer programs.
@@ -55,6 +59,7 @@ def test_predictions_name_waves_and_the_fastest_variant():
     assert row["fastest"] == "planned"
 
 
+@pytest.mark.triton_3_6
 def test_a_curve_fits_a_c_for_each_build():
     # Session 40's call 6 at 2 splits across its batches, one c a build.
     calls = ROOT / "benchmarks" / "results" / "h200_session40" / "call6" / "splits.jsonl"

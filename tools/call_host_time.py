@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Iterator
 
 import torch
+import triton
+from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import KernelInterface
 
 import splitkv
@@ -60,7 +62,8 @@ def stubbed_launches() -> Iterator[None]:
         if module is None or not name.startswith("splitkv"):
             continue
         for attr, value in list(vars(module).items()):
-            if isinstance(value, KernelInterface):
+            # (Triton 3.4's interpreted kernels are not KernelInterfaces.)
+            if isinstance(value, (KernelInterface, InterpretedFunction)):
                 saved.append((module, attr, value))
                 setattr(module, attr, _NoLaunch())
     try:
@@ -157,7 +160,10 @@ def main() -> None:
 def descriptor_times(calls: int, repeat: int) -> str:
     """What MLA's Gluon stage 1 (the H200's) spends a call building its bulk-copy descriptors:
     the pool's (16 x 4,096 at page 64) and the queries' (16 heads), bf16, on CPU tensors (the
-    descriptors are host objects). The tool's MLA cases above do not take that path on a CPU."""
+    descriptors are host objects). The tool's MLA cases above do not take that path on a CPU.
+    Only where the Gluon kernels run (Triton 3.6: `warp_specialized.GLUON_TRITON`)."""
+    if not warp_specialized.gluon_available():
+        return f"gluon descriptors: none (no Gluon kernels on Triton {triton.__version__})"
     kv = torch.empty(16 * 4096 // PAGE, PAGE, 576, dtype=torch.bfloat16)
     q = torch.empty(16, 1, 16, 576, dtype=torch.bfloat16)
     cpu = torch.device("cpu")
