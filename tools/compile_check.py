@@ -101,37 +101,38 @@ def why(error: Exception) -> str:
     return f"{type(cause).__name__}: {lines[-1].strip()[:200]}" if lines else type(cause).__name__
 
 
-def h200_plan(lengths: list[int], heads: int, **kwargs):
+def h200_plan(lengths: list[int], heads: int, page: int, dtype: torch.dtype, **kwargs):
     """The H200's plan for these lengths (planned on "meta", as for that GPU), on the CPU."""
-    keys = max(lengths)
-    plan = splitkv.plan_decode(len(lengths), keys, heads, page_size=PAGE, dtype=DTYPE,
+    plan = splitkv.plan_decode(len(lengths), max(lengths), heads, page_size=page, dtype=dtype,
                                device="meta", device_spec=H200, seq_lens=lengths,
                                **kwargs)  # fmt: skip
     return plan_on_device(plan, CPU)
 
 
-def table_and_lengths(lengths: list[int]) -> tuple[torch.Tensor, torch.Tensor, int]:
-    columns = -(-max(lengths) // PAGE)
+def table_and_lengths(lengths: list[int], page: int) -> tuple[torch.Tensor, torch.Tensor, int]:
+    columns = -(-max(lengths) // page)
     table = torch.arange(len(lengths) * columns, dtype=torch.int32).view(len(lengths), columns)
     return table, torch.tensor(lengths, dtype=torch.int32), len(lengths) * columns
 
 
-def mla_call(lengths: list[int], heads: int, qlen: int = 1, **knobs) -> Callable[[], object]:
-    table, lens, pages = table_and_lengths(lengths)
-    q = torch.empty(len(lengths), qlen, heads, 576, dtype=DTYPE)
-    kv = torch.empty(pages, PAGE, 576, dtype=DTYPE)
-    plan = h200_plan(lengths, heads, qlen=qlen, **knobs)
+def mla_call(lengths: list[int], heads: int, qlen: int = 1, page: int = PAGE,
+             dtype: torch.dtype = DTYPE, **knobs) -> Callable[[], object]:  # fmt: skip
+    table, lens, pages = table_and_lengths(lengths, page)
+    q = torch.empty(len(lengths), qlen, heads, 576, dtype=dtype)
+    kv = torch.empty(pages, page, 576, dtype=dtype)
+    plan = h200_plan(lengths, heads, page, dtype, qlen=qlen, **knobs)
     return lambda: splitkv.mla_decode(q, kv, table, lens, plan=plan)
 
 
 def gqa_call(lengths: list[int], heads: int, kv_heads: int, head_dim: int, qlen: int = 1,
-             sinks: bool = False, **features) -> Callable[[], object]:  # fmt: skip
-    table, lens, pages = table_and_lengths(lengths)
-    q = torch.empty(len(lengths), qlen, heads, head_dim, dtype=DTYPE)
-    k = torch.empty(pages, PAGE, kv_heads, head_dim, dtype=DTYPE)
+             sinks: bool = False, page: int = PAGE, dtype: torch.dtype = DTYPE,
+             **features) -> Callable[[], object]:  # fmt: skip
+    table, lens, pages = table_and_lengths(lengths, page)
+    q = torch.empty(len(lengths), qlen, heads, head_dim, dtype=dtype)
+    k = torch.empty(pages, page, kv_heads, head_dim, dtype=dtype)
     v = torch.empty_like(k)
     window = features.get("window_left", -1)
-    plan = h200_plan(lengths, heads, qlen=qlen, kind="gqa", num_kv_heads=kv_heads,
+    plan = h200_plan(lengths, heads, page, dtype, qlen=qlen, kind="gqa", num_kv_heads=kv_heads,
                      head_dim=head_dim, window_left=window)  # fmt: skip
     sink = torch.zeros(heads) if sinks else None
     return lambda: splitkv.gqa_decode(q, k, v, table, lens, plan=plan, sinks=sink, **features)
@@ -140,7 +141,7 @@ def gqa_call(lengths: list[int], heads: int, kv_heads: int, head_dim: int, qlen:
 def cascade_call(kind: str) -> Callable[[], object]:
     """8 requests of 4,096 keys sharing 3,072 (MLA 16 heads, or gpt-oss's GQA shape)."""
     lengths = [4096] * 8
-    table, lens, pages = table_and_lengths(lengths)
+    table, lens, pages = table_and_lengths(lengths, PAGE)
     table[:, :48] = table[0, :48]
     groups = [(list(range(8)), 48)]
     if kind == "mla":
@@ -178,6 +179,11 @@ CASES: dict[str, Callable[[], Callable[[], object]]] = {
     "gqa window cap": lambda: gqa_call([8192] * 8, 16, 2, 128, window_left=127, logit_cap=30.0),
     "gqa qwen qlen 8": lambda: gqa_call([16384] * 4, 64, 8, 128, qlen=8),
     "gqa llama3-70b-tp8 one split": lambda: gqa_call([2048] * 48, 8, 1, 128),
+    # vLLM's page of 16 at a head dim off a power of two, fp16; SGLang's page of 1 at qlen 3.
+    "gqa page 16 head dim 80 fp16": lambda: gqa_call(
+        RAGGED[:6], 32, 8, 80, page=16, dtype=torch.float16
+    ),
+    "mla page 1 qlen 3": lambda: mla_call([700, 2000, 5000], 16, qlen=3, page=1),
     "mla cascade": lambda: cascade_call("mla"),
     "gqa cascade": lambda: cascade_call("gqa"),
     "merge_states": merge_states_call,
