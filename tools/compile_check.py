@@ -1,18 +1,21 @@
-"""Compile every kernel that a set of H200 decode calls launches, as Triton's own launch path
-compiles it (`JITFunction.run`: the binder's specialisation of each argument, then the
-compiler, for sm_90), with no GPU: the calls run on CPU tensors under plans made for the H200
-preset, and each launch compiles without running (`warmup`) through a stand-in driver that
-names sm_90 as the current target. It answers, on any machine, whether the installed Triton
-compiles splitkv's kernels as a Hopper GPU would launch them: Gluon's warp-specialized MLA
-kernels, the Triton split, balanced and merge kernels, the cascade's and merge_states'.
+"""Compile every kernel that a set of decode calls launches on a GPU, as Triton's own launch
+path compiles it (`JITFunction.run`: the binder's specialisation of each argument, then the
+compiler, for that GPU's target), with no GPU: the calls run on CPU tensors under plans made for
+the GPU's preset, and each launch compiles without running (`warmup`) through a stand-in driver
+that names the target. It answers, on any machine, whether the installed Triton compiles
+splitkv's kernels as that GPU's first calls would: Gluon's warp-specialized MLA kernels (Hopper,
+Triton 3.6), the Triton split, balanced and merge kernels, the cascade's and merge_states'.
 
-    python tools/compile_check.py                 # every case
+    python tools/compile_check.py                       # the H200 (sm_90), every case
+    python tools/compile_check.py --target gfx942       # MI300X; also sm_100, sm_80, gfx950
     python tools/compile_check.py --case "mla 16 heads" --verbose
     PYTHONPATH=/tmp/triton-3.9:src python tools/compile_check.py   # another Triton
 
-One line a compiled variant (kernel, its constexprs' count, seconds, ok or the error), then a
-summary; the exit status is 1 if any variant failed to compile. Compiling is all it checks:
-the numbers are the GPU suite's (tests/, through the device tool).
+One line a case (its launches, how many failed, the kernels), each failure (or with --verbose
+each launch) below it, then a summary; the exit status is 1 if any launch failed to compile.
+Compiling is all it checks: the numbers are the GPU suite's (tests/, through the device tool).
+The cascades' passes are planned inside the call for the CPU device, so they run the Triton
+kernels here (their Gluon kernels are the MLA cases').
 """
 
 from __future__ import annotations
@@ -39,15 +42,24 @@ import splitkv
 import splitkv.checks
 from splitkv.plan import plan_on_device
 
-H200 = splitkv.DeviceSpec.preset("h200")
 CPU = torch.device("cpu")
+# Each target's GPU as the planner sees it: a preset, or for the A100 what `DeviceSpec.from_torch`
+# reads off an NVIDIA GPU before Hopper (no preset: no dependent launch, bulk copies or wgmma).
+TARGETS = {
+    "sm_90": (GPUTarget("cuda", 90, 32), splitkv.DeviceSpec.preset("h200")),
+    "sm_100": (GPUTarget("cuda", 100, 32), splitkv.DeviceSpec.preset("b200")),
+    "sm_80": (GPUTarget("cuda", 80, 32), splitkv.DeviceSpec("a100", 108, 1, 40 << 20, 0.0)),
+    "gfx942": (GPUTarget("hip", "gfx942", 64), splitkv.DeviceSpec.preset("mi300x")),
+    "gfx950": (GPUTarget("hip", "gfx950", 64), splitkv.DeviceSpec.preset("mi355x")),
+}
+TARGET, SPEC = TARGETS["sm_90"]  # `main` sets the one asked for
 PAGE = 64
 DTYPE = torch.bfloat16
 
 
-class Sm90Driver:
+class CompileDriver:
     """What `JITFunction.run` asks of the driver before compiling: the device, its stream and
-    its target (sm_90). Nothing launches, so nothing else is asked."""
+    its target (TARGET). Nothing launches, so nothing else is asked."""
 
     def get_current_device(self) -> int:
         return 0
@@ -56,7 +68,7 @@ class Sm90Driver:
         return 0
 
     def get_current_target(self) -> GPUTarget:
-        return GPUTarget("cuda", 90, 32)
+        return TARGET
 
     def get_active_torch_device(self) -> torch.device:
         return CPU
@@ -84,7 +96,7 @@ def compiling_only(records: list) -> Iterator[None]:
     slots = dict(vars(driver))  # the active driver's slot, unread: without a GPU none exists
     JITFunction.run = compile_only
     splitkv.checks._check_backend = lambda device, allow_cpu: None
-    driver.set_active(Sm90Driver())
+    driver.set_active(CompileDriver())
     try:
         yield
     finally:
@@ -102,9 +114,10 @@ def why(error: Exception) -> str:
 
 
 def h200_plan(lengths: list[int], heads: int, page: int, dtype: torch.dtype, **kwargs):
-    """The H200's plan for these lengths (planned on "meta", as for that GPU), on the CPU."""
+    """The target GPU's plan for these lengths (planned on "meta", as for that GPU), on the
+    CPU."""
     plan = splitkv.plan_decode(len(lengths), max(lengths), heads, page_size=page, dtype=dtype,
-                               device="meta", device_spec=H200, seq_lens=lengths,
+                               device="meta", device_spec=SPEC, seq_lens=lengths,
                                **kwargs)  # fmt: skip
     return plan_on_device(plan, CPU)
 
@@ -148,12 +161,12 @@ def cascade_call(kind: str) -> Callable[[], object]:
         q = torch.empty(8, 1, 16, 576, dtype=DTYPE)
         kv = torch.empty(pages, PAGE, 576, dtype=DTYPE)
         prefix = splitkv.plan_shared_prefix(groups, 8, table.shape[1], PAGE, CPU, num_heads=16,
-                                            device_spec=H200)  # fmt: skip
+                                            device_spec=SPEC)  # fmt: skip
         return lambda: splitkv.mla_decode_shared_prefix(q, kv, table, lens, prefix)
     q = torch.empty(8, 1, 64, 64, dtype=DTYPE)
     k = torch.empty(pages, PAGE, 8, 64, dtype=DTYPE)
     prefix = splitkv.plan_shared_prefix(groups, 8, table.shape[1], PAGE, CPU, num_heads=64,
-                                        num_kv_heads=8, device_spec=H200)  # fmt: skip
+                                        num_kv_heads=8, device_spec=SPEC)  # fmt: skip
     return lambda: splitkv.gqa_decode_shared_prefix(q, k, torch.empty_like(k), table, lens, prefix)
 
 
@@ -194,8 +207,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--case", action="append", choices=list(CASES), help="default: all")
     parser.add_argument("--verbose", action="store_true", help="also each variant that compiled")
+    parser.add_argument(
+        "--target",
+        choices=list(TARGETS),
+        default="sm_90",
+        help="the GPU compiled for, planned as its preset (default: sm_90, H200)",
+    )
     args = parser.parse_args()
-    print(f"triton {triton.__version__}, torch {torch.__version__}, splitkv {splitkv.__version__}")
+    global TARGET, SPEC
+    TARGET, SPEC = TARGETS[args.target]
+    print(f"triton {triton.__version__}, torch {torch.__version__}, splitkv {splitkv.__version__}"
+          f", {args.target} ({SPEC.name})")  # fmt: skip
     failed, variants, seconds = 0, 0, 0.0
     for label in args.case or list(CASES):
         records: list = []
