@@ -113,7 +113,7 @@ def why(error: Exception) -> str:
     return f"{type(cause).__name__}: {lines[-1].strip()[:200]}" if lines else type(cause).__name__
 
 
-def h200_plan(lengths: list[int], heads: int, page: int, dtype: torch.dtype, **kwargs):
+def target_plan(lengths: list[int], heads: int, page: int, dtype: torch.dtype, **kwargs):
     """The target GPU's plan for these lengths (planned on "meta", as for that GPU), on the
     CPU."""
     plan = splitkv.plan_decode(len(lengths), max(lengths), heads, page_size=page, dtype=dtype,
@@ -133,7 +133,7 @@ def mla_call(lengths: list[int], heads: int, qlen: int = 1, page: int = PAGE,
     table, lens, pages = table_and_lengths(lengths, page)
     q = torch.empty(len(lengths), qlen, heads, 576, dtype=dtype)
     kv = torch.empty(pages, page, 576, dtype=dtype)
-    plan = h200_plan(lengths, heads, page, dtype, qlen=qlen, **knobs)
+    plan = target_plan(lengths, heads, page, dtype, qlen=qlen, **knobs)
     return lambda: splitkv.mla_decode(q, kv, table, lens, plan=plan)
 
 
@@ -145,7 +145,7 @@ def gqa_call(lengths: list[int], heads: int, kv_heads: int, head_dim: int, qlen:
     k = torch.empty(pages, page, kv_heads, head_dim, dtype=dtype)
     v = torch.empty_like(k)
     window = features.get("window_left", -1)
-    plan = h200_plan(lengths, heads, page, dtype, qlen=qlen, kind="gqa", num_kv_heads=kv_heads,
+    plan = target_plan(lengths, heads, page, dtype, qlen=qlen, kind="gqa", num_kv_heads=kv_heads,
                      head_dim=head_dim, window_left=window)  # fmt: skip
     sink = torch.zeros(heads) if sinks else None
     return lambda: splitkv.gqa_decode(q, k, v, table, lens, plan=plan, sinks=sink, **features)
