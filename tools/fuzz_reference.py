@@ -66,8 +66,10 @@ def split_knobs(rng: random.Random) -> dict:
     r = rng.random()
     if r < 0.4:
         return {"num_splits": rng.randint(1, 9)}
-    if r < 0.7:
+    if r < 0.6:
         return {"schedule": "balanced", "num_programs": rng.randint(1, 7)}
+    if r < 0.75:
+        return {"schedule": "balanced"}  # the planner's own grid (without lengths: a graph's)
     return {}
 
 

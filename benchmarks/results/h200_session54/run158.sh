@@ -1,0 +1,27 @@
+# Session 54, call 1 = session 53's run157 (this tree's GPU suite beside memcheck, compile_check,
+# call_host_time) plus session 52's run156 item (c) (a CUDA graph's GQA plan against half its
+# splits and the balanced schedule). Predictions: docs/perf.md "Session 53: predictions for
+# run157" and "Session 52: v0.2.61, a CUDA graph's plan keeps the fill rule's count".
+set -o pipefail
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
+mkdir -p $OUT/logs
+git rev-parse HEAD > $OUT/logs/rev.txt
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > $OUT/logs/gpu_env.txt
+(PYTORCH_NO_CUDA_MEMORY_CACHING=1 PYTHONPATH=$PWD/src:$PWD/tests timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 python3 tests/gpu_memcheck.py > $OUT/logs/memcheck.txt 2>&1; echo "memcheck exit $?" >> $OUT/logs/memcheck.txt) &
+PYTHONPATH=$PWD/src:$PWD/tests timeout 300 python3 -m pytest tests -n 10 -q -p no:cacheprovider > $OUT/logs/pytest.txt 2>&1; echo "pytest exit $?"
+tail -n 4 $OUT/logs/pytest.txt
+grep -E "^(FAILED|ERROR)" $OUT/logs/pytest.txt | head -20
+wait
+tail -n 3 $OUT/logs/memcheck.txt
+timeout 50 python3 tools/compile_check.py 2>&1 | tail -2 | tee $OUT/logs/compile_check.txt
+timeout 50 python3 tools/call_host_time.py --calls 500 2>&1 | tee $OUT/logs/call_host_time.txt
+timeout 150 python3 tools/gqa_plan_ab.py --rounds 2 --no-lengths --variant half num_splits=@planned/2 kv_pack=@planned --variant bal schedule=balanced --out $OUT/logs/graph.jsonl --batch llama3-8b:1:24:1000-32768 llama3-8b:1:24:32768 llama3-8b:1:one-long gpt-oss:1:ragged gpt-oss:4:48:500-4000 gpt-oss:4:48:4000 > /dev/null 2>$OUT/logs/graph.err; echo "graph exit $?"
+python3 - <<'PY'
+import json, os
+graph = os.environ["OUT"] + "/logs/graph.jsonl"
+for line in open(graph) if os.path.exists(graph) else []:
+    r = json.loads(line)
+    a, b, c = min(r["planned"]), min(r["half"]), min(r["bal"])
+    print(f'{r["batch"]:28s} graph plan {a:8.1f} half {b:8.1f} ({100*(b/a-1):+6.1f}%) balanced {c:8.1f} ({100*(c/a-1):+6.1f}%)  {r["plan planned"]} {r["plan half"]} {r["plan bal"]}')
+PY
+tail -3 $OUT/logs/graph.err
