@@ -228,7 +228,23 @@ def test_prefix_rows_stack_members_and_hand_back():
     assert rows.gather.tolist() == [9, 10, 11, 3, 4, 5, 0, 0]  # the chunk rows' query rows
     assert rows.scatter.tolist() == [0, 0, 0, 3, 4, 5, 0, 0, 0, 0, 1, 2]
     assert rows.first.tolist() == [3, 3] and rows.lens.tolist() == [32, 32]
+    assert rows.prefix_len.tolist() == [0, 32, 0, 32]  # the pageless group shares 0 keys
     assert prefix_rows((((0, 1), 0),), 2, 3, 16, 4, "cpu") is None
+
+
+def test_a_plans_device_arrays_come_in_one_copy(monkeypatch):
+    # Each host-to-device copy waits for the stream's queued work: a plan's rows and prefix
+    # lengths come as views of one buffer, and planning copies nothing else.
+    copies = []
+    real_to = torch.Tensor.to
+    monkeypatch.setattr(
+        torch.Tensor, "to", lambda t, *a, **k: copies.append(1) or real_to(t, *a, **k)
+    )
+    plan = splitkv.plan_shared_prefix([([0, 2], 2), ([1, 3], 1)], 4, 4, 16, "cpu", num_heads=4)
+    rows = plan.rows[1, 4]
+    fields = (rows.gather, rows.scatter, rows.first, rows.lens, rows.chunk_lo, rows.chunk_hi,
+              rows.prefix_len)  # fmt: skip
+    assert len({f.untyped_storage().data_ptr() for f in fields}) == 1 and len(copies) == 1
 
 
 def test_prefix_rows_remembered_layout_gives_each_plan_its_own_tensors():

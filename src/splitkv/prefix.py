@@ -57,7 +57,7 @@ class SharedPrefixPlan:
     each (qlen, heads) the plan was built for or has served."""
 
     groups: tuple[tuple[tuple[int, ...], int], ...]  # (members, shared pages), checked
-    prefix_len: torch.Tensor  # [batch] int32 shared tokens of each request's group (0: none)
+    batch_size: int
     page_size: int
     device: torch.device
     max_rows: int | None  # query rows a request up to which the cascade always pays (None: any)
@@ -81,9 +81,8 @@ class SharedPrefixPlan:
             self.rows[qlen, heads] = None  # a plain decode: nothing to put on the device
             return None
         refuse_under_capture(self.device, qlen, heads)
-        batch = self.prefix_len.shape[0]
         self.rows[qlen, heads] = prefix_rows(
-            self.groups, batch, per_request, self.page_size, width, self.device
+            self.groups, self.batch_size, per_request, self.page_size, width, self.device
         )
         return self.rows[qlen, heads]
 
@@ -229,12 +228,9 @@ def plan_shared_prefix(
         max_rows = spec.tunables.prefix_max_rows
     else:
         check_int("max_rows", max_rows, 0, MAX_HEADS * MAX_QLEN)
-    prefix_len = torch.zeros(batch_size, dtype=torch.int32)
-    for members, pages in groups:
-        prefix_len[members] = pages * page_size
     plan = SharedPrefixPlan(
         groups=tuple((tuple(m), p) for m, p in groups),
-        prefix_len=prefix_len.to(device),
+        batch_size=batch_size,
         page_size=page_size,
         device=torch.device(device),
         max_rows=max_rows,
@@ -326,10 +322,10 @@ def resolve_prefix_plan(
     (which copies them to the device)."""
     if not isinstance(prefix_groups, SharedPrefixPlan):
         return plan_shared_prefix(prefix_groups, batch, page_table.shape[1], page_size, device)
-    if prefix_groups.prefix_len.shape != (batch,) or prefix_groups.page_size != page_size:
+    if prefix_groups.batch_size != batch or prefix_groups.page_size != page_size:
         raise ValueError(
             f"prefix_groups: expected a plan for {batch} requests of page size {page_size}, "
-            f"got one for {tuple(prefix_groups.prefix_len.shape)} / {prefix_groups.page_size}"
+            f"got one for {prefix_groups.batch_size} / {prefix_groups.page_size}"
         )
     return prefix_groups
 
@@ -363,7 +359,7 @@ def suffix_rows(page_table, seq_lens, prefix, qlen, rows):
         block = min(1024, next_pow2(columns))
         with on_device(page_table.device):
             suffix_rows_kernel[(batch, -(-columns // block))](
-                page_table, seq_lens, prefix.prefix_len, table, lens, takes_part,
+                page_table, seq_lens, rows.prefix_len, table, lens, takes_part,
                 rows.chunk_lo, rows.chunk_hi, rows.first, columns, page_table.stride(0),
                 QLEN=qlen, PAGE_SIZE=prefix.page_size, BLOCK_C=block,
             )  # fmt: skip

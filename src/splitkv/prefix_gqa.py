@@ -140,8 +140,7 @@ def gqa_rows_for(
         prefix.rows[key] = None
         return None
     refuse_under_capture(prefix.device, qlen, q_heads, f", num_kv_heads={kv_heads}")
-    batch = prefix.prefix_len.shape[0]
-    prefix.rows[key] = prefix_rows(prefix.groups, batch, per_request, prefix.page_size,
+    prefix.rows[key] = prefix_rows(prefix.groups, prefix.batch_size, per_request, prefix.page_size,
                                    chunk_rows, prefix.device, kv_heads=kv_heads,
                                    heads_per_kv=heads_per_kv)  # fmt: skip
     return prefix.rows[key]

@@ -32,6 +32,7 @@ class PrefixRows:
     # [batch] int32 each: the chunks [chunk_lo, chunk_hi) of the request's group (none: 0, 0)
     chunk_lo: torch.Tensor
     chunk_hi: torch.Tensor
+    prefix_len: torch.Tensor  # [batch] int32: shared keys of each request's group (0: none)
 
     @property
     def tokens(self) -> int:
@@ -105,10 +106,14 @@ def row_layout(
         for member in groups[g][0]:
             chunk_lo[member], chunk_hi[member] = lo, hi
     first_members = [groups[g][0][0] for g, _, _ in chunks]
+    prefix_len = [0] * batch
+    for members, pages in groups:
+        for member in members:
+            prefix_len[member] = pages * page_size
     index, count = torch.int64, torch.int32
     packed = PackedInts.of(
         [(gather, index), (scatter, index), (first_members, index), (chunk_tokens, count),
-         (chunk_lo, count), (chunk_hi, count)]
+         (chunk_lo, count), (chunk_hi, count), (prefix_len, count)]
     )  # fmt: skip
     return len(chunks), kv_heads * width, chunk_tokens, packed
 
@@ -117,8 +122,9 @@ def row_layout(
 class PackedInts:
     """Integer arrays packed in one host buffer, each from an 8-byte boundary, so they reach a
     device in one copy. torch copies host memory to a GPU only after the stream's queued work
-    is done, so each copy stalls the host: six copies a plan were six stalls (and six a call,
-    for a cascade called with groups instead of a plan)."""
+    is done, so each copy stalls the host: a plan's rows and its groups' prefix lengths, copied
+    array by array, were seven stalls (and seven a call, for a cascade called with groups
+    instead of a plan); packed, one."""
 
     buffer: torch.Tensor  # uint8, never written: `on` copies it
     spans: tuple[tuple[int, int, torch.dtype], ...]  # (first byte, bytes, dtype) an array
