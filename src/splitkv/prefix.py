@@ -57,7 +57,7 @@ class SharedPrefixPlan:
     each (qlen, heads) the plan was built for or has served."""
 
     groups: tuple[tuple[tuple[int, ...], int], ...]  # (members, shared pages), checked
-    batch_size: int
+    batch_size: int  # requests a call decodes (the rows carry their prefix lengths)
     page_size: int
     device: torch.device
     max_rows: int | None  # query rows a request up to which the cascade always pays (None: any)
