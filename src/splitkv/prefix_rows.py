@@ -101,15 +101,13 @@ def row_layout(
     spans = {}  # each group's chunks [lo, hi): chunk_layout lays them out consecutively
     for c, (g, _, _) in enumerate(chunks):
         spans[g] = (spans.get(g, (c, c))[0], c + 1)
-    chunk_lo, chunk_hi = [0] * batch, [0] * batch
+    # A group without pages has no chunks and shares no keys: its members keep 0, 0 and 0.
+    chunk_lo, chunk_hi, prefix_len = [0] * batch, [0] * batch, [0] * batch
     for g, (lo, hi) in spans.items():
         for member in groups[g][0]:
             chunk_lo[member], chunk_hi[member] = lo, hi
+            prefix_len[member] = groups[g][1] * page_size
     first_members = [groups[g][0][0] for g, _, _ in chunks]
-    prefix_len = [0] * batch
-    for members, pages in groups:
-        for member in members:
-            prefix_len[member] = pages * page_size
     index, count = torch.int64, torch.int32
     packed = PackedInts.of(
         [(gather, index), (scatter, index), (first_members, index), (chunk_tokens, count),
