@@ -23,18 +23,14 @@ from splitkv.gqa_pack import (
     packed_rows,
     packed_tile,
 )
+from splitkv.gqa_plan_tile import gqa_planned_tile
 from splitkv.gqa_tile_rules import (
     gqa_balanced_grid,
     gqa_one_split_pays,
     gqa_partials_split_cap,
-    gqa_tile_for,
-)
-from splitkv.gqa_uniform_waves import (
-    equal_lengths,
-    gqa_uniform_residency,
-    gqa_uniform_split_count,
 )
 from splitkv.partition import num_partitions, resident_programs_per_sm
+from splitkv.plan_gluon import gluon_outlook
 from splitkv.plan_memo import remember_lengthless_plans
 from splitkv.plan_merge import merge_knobs
 from splitkv.plan_rules import (
@@ -46,22 +42,18 @@ from splitkv.plan_rules import (
     block_h_for,
     consumer_groups_for,
     early_start_for,
-    early_start_pays_alone,
     grid_order_for,
     host_lengths,
     keys_as_rows_for,
-    loop_streams_long_batch,
     merge_streams_for,
     narrow_gluon_splits,
     next_pow2,
-    partial_bytes_split_cap,
     piece_cost_for,
-    program_keys_for,
     warp_specialized_for,
     whole_pieces_for,
 )
+from splitkv.plan_schedule import auto_schedule
 from splitkv.plan_tile import stage_one_tile
-from splitkv.schedule import modelled_schedule
 
 MAX_HEADS = 128  # DeepSeek-V3 unsharded; more heads would need more head blocks than tested
 # GQA/MHA query heads: a kv head's rows run in head blocks of any count, and the shared-prefix
@@ -568,41 +560,19 @@ def plan_decode(
     asks_gluon = keys_as_rows or consumer_groups is not None or alternate_blocks
     if asks_gluon and warp_specialized is None:
         warp_specialized = True  # the keys as rows run only on the Gluon kernel
-    pinned = (block_n, num_warps, num_stages, kv_tma, page_prefetch, latent_chains)
-    gluon_config = {
-        "kind": kind,
-        "block_h": block_h,
-        "head_dim_qk": head_dim_qk,
-        "head_dim_v": head_dim_v,
-        "dtype": dtype,
-        "page_size": page_size,
-        "warpgroup_mma": spec.warpgroup_mma,
-        "interpreted": interpreted,
-    }
-    gluon_may_run = warp_specialized is not False and all(k is None for k in pinned)
-    gluon_may_run = (
-        gluon_may_run
-        and ws.unsupported_reason(balanced=False, program_loop=False, **gluon_config) is None
-    )
-    # The Gluon kernels' uniform splits: no more than keep a request's partials within its
-    # key bytes (and, on the keys-as-rows tile, waves of one program an SM, below).
-    ws_splits = num_splits
-    if default_splits:
-        key_bytes = max_seq_len * head_dim_qk * dtype.itemsize
-        ws_splits = min(num_splits, partial_bytes_split_cap(key_bytes, rows * head_dim_v * 4))
     if dependent_launch is None:
         dependent_launch = spec.dependent_launch and not interpreted
     dependent_launch = bool(dependent_launch)
-    # Whether the Gluon kernel pays, on uniform splits (False) and on the balanced schedule
-    # (True): splits or shares of one 64-key block leave the copies nothing to overlap (16
-    # heads x qlen 4, 8k x 1, 128 splits: 21.0 us against the Triton tile's 20.3; session 8),
-    # unless the prologue and block overlap the kernel ahead (`early_start`; 16 rows, 8k x 1,
-    # 128 splits: 9.1 us against the Triton tile's 11.6; docs/perf.md v0.2.12).
-    gluon_pays = {
-        b: program_keys_for(b, total_keys, max_seq_len, num_programs, ws_splits) > ws.BLOCK_N
-        or early_start_pays_alone(early_start, dependent_launch, b, batch_size * rows, block_h)
-        for b in (False, True)
-    }
+    pinned = (block_n, num_warps, num_stages, kv_tma, page_prefetch, latent_chains)
+    gluon = gluon_outlook(
+        warp_specialized, pinned, kind=kind, block_h=block_h, head_dim_qk=head_dim_qk,
+        head_dim_v=head_dim_v, dtype=dtype, page_size=page_size, rows=rows,
+        batch_size=batch_size, max_seq_len=max_seq_len, total_keys=total_keys,
+        num_splits=num_splits, default_splits=default_splits, num_programs=num_programs,
+        early_start=early_start, dependent_launch=dependent_launch, interpreted=interpreted,
+        spec=spec,
+    )  # fmt: skip
+    ws_splits = gluon.splits
     equal_shares = False
     # The balanced GQA grid, computed once: the schedule model weighs it, a balanced plan takes it.
     gqa_grid = None
@@ -612,48 +582,22 @@ def plan_decode(
                                      wave // spec.compute_units, spec.compute_units,
                                      spec.tunables.gqa_balanced_min_blocks)  # fmt: skip
     if schedule == "auto":
-        schedule = "uniform"
-        if lengths and short_split_keys is None:
-            # The model counts 64-key blocks: the unit cancels between the two schedules.
-            narrow = block_h in ws.NARROW_BLOCK_H
-            gluon_splits = None
-            if gluon_may_run and default_grid:
-                gluon_splits = ws_splits
-                if narrow and default_splits:
-                    gluon_splits = narrow_gluon_splits(ws_splits, batch_size, keys, rows, block_h,
-                                                       spec)  # fmt: skip
-            model_splits = num_splits
-            if gqa_tiled and default_grid and programs_a_split == 1:
-                # On one kv head and head block, the uniform plan's own count: the long-split
-                # tile halves the planner's splits where their launch would pass a wave of it
-                # (llama3-70b-tp8, 48 x 4k-12k: 8 splits run, not 16; uniform 66.6 us, balanced
-                # 58.7; 48 x up to 16k at qlen 4 140.4 / 88.6). At 8 kv heads the halved
-                # uniform launch (one split of 384 programs, one wave) ran as fast as the
-                # planner's count models it (llama3-8b 48 x up to 4k at qlen 4: uniform 152.5,
-                # balanced 163.0), so the planner's count stays (docs/perf.md session 36).
-                _, model_splits, _ = gqa_tile_for(False, block_h, tile_head_dim, dtype.itemsize,
-                                                  num_splits, keys, batch_size,
-                                                  spec.compute_units,
-                                                  may_halve=default_splits)  # fmt: skip
-            schedule = modelled_schedule(lengths, model_splits, num_programs,
-                                         programs_a_split, wave, block_n or 64,
-                                         kind=kind, spec=spec, gluon_splits=gluon_splits,
-                                         narrow=narrow, balanced_on_gluon=gluon_pays[True],
-                                         balanced_grid=gqa_grid)  # fmt: skip
-        # 16-row tiles only: at 32 rows (12 heads x qlen 2) the loop lost 2% at 68k x 8 / 16
-        # and tied at 327k (docs/perf.md v0.2.9f).
-        narrow_loop = gluon_may_run and block_h == MIN_DOT and program_loop is not False
-        if narrow_loop and loop_streams_long_batch(batch_size, keys, lengths):
-            # Taken from uniform splits: lengths equal or unknown, equal shares a row.
-            equal_shares = schedule == "uniform"
-            schedule = "balanced"
+        schedule, equal_shares = auto_schedule(
+            lengths, kind=kind, batch_size=batch_size, keys=keys, rows=rows, block_h=block_h,
+            block_n=block_n, tile_head_dim=tile_head_dim, dtype=dtype, num_splits=num_splits,
+            short_split_keys=short_split_keys, default_splits=default_splits,
+            num_programs=num_programs, default_grid=default_grid,
+            programs_a_split=programs_a_split, wave=wave, gqa_tiled=gqa_tiled, gqa_grid=gqa_grid,
+            gluon_may_run=gluon.may_run, gluon_splits=ws_splits,
+            gluon_pays_balanced=gluon.pays[True], program_loop=program_loop, spec=spec,
+        )  # fmt: skip
     balanced = schedule == "balanced"
     loop_defaulted = program_loop is None
     if loop_defaulted:
         # The 16-row Triton tile streams faster one program per piece (reverted below when
         # the Gluon kernel does not take the plan); the Gluon kernels take the balanced
         # schedule only as a program loop.
-        program_loop = balanced and kind == "mla" and (block_h > MIN_DOT or gluon_may_run)
+        program_loop = balanced and kind == "mla" and (block_h > MIN_DOT or gluon.may_run)
     check_bool("program_loop", program_loop)
     if program_loop and (not balanced or kind != "mla"):
         raise ValueError(
@@ -663,31 +607,23 @@ def plan_decode(
     warp_specialized = warp_specialized_for(
         warp_specialized,
         pinned=pinned,
-        pays=gluon_pays[balanced],
+        pays=gluon.pays[balanced],
         balanced=balanced,
         program_loop=program_loop,
-        **gluon_config,
+        **gluon.config,
     )
     if loop_defaulted and program_loop and block_h <= MIN_DOT and not warp_specialized:
         program_loop = False
-    # Balanced GQA programs take their own tile and grid where the caller left the block shape
-    # to the planner (docs/perf.md session 28); uniform splits take the long-split tile where
-    # their launch fits one wave of it, on half the planner's splits if need be (sessions 29
-    # and 30).
     gqa_tile = None
     if gqa_tiled:
         splits_before = num_splits
-        gqa_tile, num_splits, _ = gqa_tile_for(
-            balanced, block_h, tile_head_dim, dtype.itemsize, num_splits, keys,
-            batch_size * programs_a_split, spec.compute_units,
-            may_halve=default_splits, short_split_keys=short_split_keys,
+        gqa_tile, num_splits = gqa_planned_tile(
+            balanced, lengths, block_h=block_h, tile_head_dim=tile_head_dim,
+            head_dim_v=head_dim_v, kv_pack=kv_pack, num_kv_heads=num_kv_heads, dtype=dtype,
+            num_splits=num_splits, default_splits=default_splits,
+            short_split_keys=short_split_keys, keys=keys, batch_size=batch_size,
+            programs_a_split=programs_a_split, spec=spec,
         )  # fmt: skip
-        if gqa_tile is None and not balanced and default_splits and equal_lengths(lengths):
-            # The uniform tile's launch against its real waves (gqa_uniform_waves.py).
-            held = gqa_uniform_residency(block_h, head_dim_v, kv_pack, num_kv_heads,
-                                         dtype.itemsize)  # fmt: skip
-            num_splits = gqa_uniform_split_count(num_splits, batch_size * programs_a_split,
-                                                 held, spec.compute_units)  # fmt: skip
         if num_splits != splits_before and default_order:
             grid_order = grid_order_for(num_splits, spec)
     if gqa_tile:
