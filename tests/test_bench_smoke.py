@@ -264,3 +264,21 @@ def test_a_windowed_gqa_call_is_planned_and_decoded_with_its_window(monkeypatch)
     mla = sweep.build_cases(BenchShape(16, 64, 2, page_size=16, dtype="fp16"))[0]
     with pytest.raises(providers.Unsupported, match="GQA"):
         providers.prepare_splitkv(mla, window_left=9)
+
+
+def test_graph_timing_waits_for_the_callers_queued_work(monkeypatch):
+    # Triton times fn on a stream of its own: work still queued on the caller's stream must be
+    # done first (session 55's device-side index assert: a race with a case's cache fill).
+    import triton.testing
+
+    from splitkv.timing import cuda_graph_times_us
+
+    calls = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: calls.append("synchronize"))
+    monkeypatch.setattr(
+        triton.testing,
+        "do_bench_cudagraph",
+        lambda fn, rep, quantiles: calls.append("timed") or [0.001, 0.002, 0.003],
+    )
+    assert cuda_graph_times_us(lambda: None) == (1.0, 2.0, 3.0)
+    assert calls == ["synchronize", "timed"]
