@@ -121,11 +121,14 @@ def test_a_knob_may_take_an_earlier_variants_field():
 
 
 def test_no_lengths_plans_as_a_cuda_graph_does():
-    # Planned on the table's width alone (v0.2.61: a graph's plan keeps the fill rule's count,
-    # where the batch's equal lengths halve it).
+    # Planned on the table's width alone: balanced (v0.2.65: a graph's replays are ragged
+    # steps), and on uniform splits the fill rule's count (v0.2.61), where the batch's equal
+    # lengths halve it.
     batch = "llama3-8b:1:24:32768"
-    graph = run_tool("--batch", batch, "--plans-only", "--no-lengths")
+    uniform = ("--variant", "uniform", "schedule=uniform")
+    graph = run_tool("--batch", batch, "--plans-only", "--no-lengths", *uniform)
     given = run_tool("--batch", batch, "--plans-only")
     assert graph.returncode == 0 and given.returncode == 0, graph.stderr[-500:]
-    assert json.loads(graph.stdout)["plan planned"][:2] == ["uniform", 4]
+    assert json.loads(graph.stdout)["plan planned"][0] == "balanced"
+    assert json.loads(graph.stdout)["plan uniform"][:2] == ["uniform", 4]
     assert json.loads(given.stdout)["plan planned"][:2] == ["uniform", 2]

@@ -417,7 +417,10 @@ def test_h200_page_prefetch_where_the_pipeline_ablation_measured_a_gain():
         2,
     )
     assert not plan(8, 68096, 128).page_prefetch  # the 64-row tile: not measured to gain
-    assert not plan(8, 68096, 32, kind="gqa", num_kv_heads=4).page_prefetch
+    # GQA's long-split tile (uniform: without lengths the default is balanced, whose tile
+    # takes page ids ahead).
+    assert not plan(8, 68096, 32, kind="gqa", num_kv_heads=4, schedule="uniform").page_prefetch
+    assert plan(8, 68096, 32, kind="gqa", num_kv_heads=4).page_prefetch
     assert plan(8, 68096, 12, page_prefetch=True, kv_tma=False).split_num_stages == 3
     assert not plan(1, 327600, 16, page_prefetch=False).page_prefetch
     # Devices without a measurement keep the single-buffered default.

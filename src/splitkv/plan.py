@@ -343,7 +343,8 @@ def plan_decode(
             balanced when only `num_programs` is, else balanced where `seq_lens` shows a
             ragged batch that it would finish sooner (splitkv/schedule.py) or where Hopper's
             16-row keys-as-rows program loop takes a long batch (`loop_streams_long_batch`),
-            else uniform.
+            or, for GQA without `seq_lens` (a CUDA graph's plan, replayed on ragged steps),
+            from two requests (`gqa_graph_plan_balanced`), else uniform.
         seq_lens: the lengths the plan is for (host ints or a tensor, read once here), used only
             to pick the schedule and to size the balanced GQA grid (about 10 key blocks a
             program on the H200); a plan serves any lengths within its bounds.

@@ -56,6 +56,16 @@ def loop_streams_long_batch(batch_size: int, keys: int, lengths: list[int]) -> b
     return batch_size >= 2 and longest >= LOOP_MIN_KEYS
 
 
+def gqa_graph_plan_balanced(lengths: list[int], batch_size: int, one_short_split: bool) -> bool:
+    """Whether a GQA plan made without lengths takes the balanced schedule: from two requests,
+    unless the planner cut the table's width into one short split. Such a plan is the one an
+    engine captures a CUDA graph on (a batch bucket at its longest context, docs/serving.md),
+    and its replays are serving steps, ragged: uniform splits sized for the table's width
+    leave the longest request's programs streaming alone, where balanced programs re-cut
+    every replay's key blocks on the device (docs/perf.md session 55, run160 item c)."""
+    return not lengths and batch_size >= 2 and not one_short_split
+
+
 def program_keys_for(balanced, total_keys, max_seq_len, num_programs, num_splits) -> int:
     """Keys one stage-1 program streams: a split of the longest request, or a balanced
     program's share of the batch's `total_keys`."""

@@ -1,5 +1,6 @@
 """The schedule of a plan left on `schedule="auto"`: uniform splits, or the balanced schedule
-where the given lengths would finish sooner on it (the schedule model, splitkv/schedule.py) or
+where the given lengths would finish sooner on it (the schedule model, splitkv/schedule.py), for
+GQA without lengths (a CUDA graph's plan, replayed on ragged steps) from two requests, or
 where Hopper's 16-row keys-as-rows program loop streams a long batch. The caller has already
 named the schedule of a plan whose split count or grid was given (plan.py)."""
 
@@ -10,7 +11,12 @@ import torch
 from splitkv import warp_specialized as ws
 from splitkv.device import DeviceSpec
 from splitkv.gqa_tile_rules import gqa_tile_for
-from splitkv.plan_rules import MIN_DOT, loop_streams_long_batch, narrow_gluon_splits
+from splitkv.plan_rules import (
+    MIN_DOT,
+    gqa_graph_plan_balanced,
+    loop_streams_long_batch,
+    narrow_gluon_splits,
+)
 from splitkv.schedule import modelled_schedule
 
 
@@ -73,6 +79,12 @@ def auto_schedule(
                                      gluon_splits=modelled_gluon_splits, narrow=narrow,
                                      balanced_on_gluon=gluon_pays_balanced,
                                      balanced_grid=gqa_grid)  # fmt: skip
+    elif (
+        gqa_tiled
+        and default_grid
+        and gqa_graph_plan_balanced(lengths, batch_size, short_split_keys is not None)
+    ):
+        schedule = "balanced"
     # 16-row tiles only: at 32 rows (12 heads x qlen 2) the loop lost 2% at 68k x 8 / 16
     # and tied at 327k (docs/perf.md v0.2.9f).
     narrow_loop = gluon_may_run and block_h == MIN_DOT and program_loop is not False
