@@ -38,7 +38,10 @@ for name, knobs in (("graph plan", {}), ("one split", {"num_splits": 1}),
               plan.whole_pieces, plan.dependent_launch, plan.early_start)  # fmt: skip
     out = torch.empty(batch, qlen, heads, dim, dtype=case.q.dtype, device="cuda")
     lse = torch.empty(batch, qlen, heads, device="cuda")
-    step = lambda: splitkv.gqa_decode(*case.args, plan=plan, out=out, lse=lse, sinks=case.sinks)
+    # (Bound now: the graph is captured and replayed within this iteration.)
+    step = lambda plan=plan, out=out, lse=lse: splitkv.gqa_decode(
+        *case.args, plan=plan, out=out, lse=lse, sinks=case.sinks
+    )
     step()
     torch.cuda.synchronize()
     eager = check_against_reference(out, lse, *ref)
