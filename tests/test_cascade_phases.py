@@ -6,9 +6,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy
+import pytest
+
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "cascade_phases.py"
 
 
+# The device's image has NumPy 2.4, which Triton 3.6's interpreter cannot run on
+# (pyproject.toml's test extra pins numpy < 2.4; session 55, run162).
+INTERPRETER_RUNS = tuple(int(part) for part in numpy.__version__.split(".")[:2]) < (2, 4)
+
+
+@pytest.mark.skipif(not INTERPRETER_RUNS, reason="Triton 3.6's interpreter needs numpy < 2.4")
 def test_the_phases_compose_to_the_whole_call():
     # The small mix runs on the CPU, so on the interpreter even where a GPU is present.
     env = {**os.environ, "TRITON_INTERPRET": "1"}

@@ -165,12 +165,15 @@ def test_uniform_long_splits_take_the_long_split_tile(lengths, q_heads, kv_heads
     # Uniform splits that stream 8+ key blocks each and launch one wave of the long-split
     # tile (3 stages, page ids a block ahead; docs/perf.md sessions 29 and 30), on half
     # the planner's splits where its launch passed that wave; then replayed from a
-    # CUDA graph with the requests shortened to lengths that end mid-page.
+    # CUDA graph with the requests shortened to lengths that end mid-page. Planned without
+    # lengths, as a graph's plan is: uniform asked for (the default is balanced from two
+    # requests since v0.2.65).
     case = random_gqa_case(lengths, q_heads, kv_heads, dim, qlen=qlen, page_size=page_size,
                            dtype=torch.bfloat16, device="cuda", sinks=True)  # fmt: skip
     plan = splitkv.plan_decode(len(lengths), max(lengths), q_heads, qlen=qlen, kind="gqa",
                                num_kv_heads=kv_heads, head_dim=dim, page_size=page_size,
-                               dtype=torch.bfloat16, device="cuda")  # fmt: skip
+                               dtype=torch.bfloat16, device="cuda",
+                               schedule="uniform")  # fmt: skip
     assert (plan.schedule, plan.block_n, plan.split_num_stages, plan.page_prefetch) == (
         "uniform", block_n, 3, True)  # fmt: skip
     plan.workspace.partial_o.fill_(float("nan"))
