@@ -589,8 +589,7 @@ def plan_decode(
             short_split_keys=short_split_keys, default_splits=default_splits,
             num_programs=num_programs, default_grid=default_grid,
             programs_a_split=programs_a_split, wave=wave, gqa_tiled=gqa_tiled, gqa_grid=gqa_grid,
-            gluon_may_run=gluon.may_run, gluon_splits=ws_splits,
-            gluon_pays_balanced=gluon.pays[True], program_loop=program_loop, spec=spec,
+            gluon=gluon, program_loop=program_loop, spec=spec,
         )  # fmt: skip
     balanced = schedule == "balanced"
     loop_defaulted = program_loop is None

@@ -11,6 +11,7 @@ import torch
 from splitkv import warp_specialized as ws
 from splitkv.device import DeviceSpec
 from splitkv.gqa_tile_rules import gqa_tile_for
+from splitkv.plan_gluon import GluonOutlook
 from splitkv.plan_rules import (
     MIN_DOT,
     gqa_graph_plan_balanced,
@@ -40,15 +41,13 @@ def auto_schedule(
     wave: int,
     gqa_tiled: bool,
     gqa_grid: int | None,
-    gluon_may_run: bool,
-    gluon_splits: int,
-    gluon_pays_balanced: bool,
+    gluon: GluonOutlook,
     program_loop: bool | None,
     spec: DeviceSpec,
 ) -> tuple[str, bool]:
     """(schedule, equal_shares) for `batch_size` requests of the given `lengths` (empty: not
-    known) up to `keys` keys, on `num_splits` uniform splits (`gluon_splits` on the Gluon
-    kernel, where `gluon_may_run`) or `num_programs` balanced programs a kv head and head
+    known) up to `keys` keys, on `num_splits` uniform splits (`gluon.splits` on the Gluon
+    kernel, where it may run) or `num_programs` balanced programs a kv head and head
     block (`gqa_grid`: GQA's own balanced grid, where it has one). `equal_shares`: the
     balanced schedule was taken from uniform splits, so every row's partials are equal
     shares (the merge's tile then fits them, plan_merge.py)."""
@@ -57,10 +56,10 @@ def auto_schedule(
         # The model counts 64-key blocks: the unit cancels between the two schedules.
         narrow = block_h in ws.NARROW_BLOCK_H
         modelled_gluon_splits = None
-        if gluon_may_run and default_grid:
-            modelled_gluon_splits = gluon_splits
+        if gluon.may_run and default_grid:
+            modelled_gluon_splits = gluon.splits
             if narrow and default_splits:
-                modelled_gluon_splits = narrow_gluon_splits(gluon_splits, batch_size, keys, rows,
+                modelled_gluon_splits = narrow_gluon_splits(gluon.splits, batch_size, keys, rows,
                                                             block_h, spec)  # fmt: skip
         model_splits = num_splits
         if gqa_tiled and default_grid and programs_a_split == 1:
@@ -77,7 +76,7 @@ def auto_schedule(
         schedule = modelled_schedule(lengths, model_splits, num_programs, programs_a_split,
                                      wave, block_n or 64, kind=kind, spec=spec,
                                      gluon_splits=modelled_gluon_splits, narrow=narrow,
-                                     balanced_on_gluon=gluon_pays_balanced,
+                                     balanced_on_gluon=gluon.pays[True],
                                      balanced_grid=gqa_grid)  # fmt: skip
     elif (
         gqa_tiled
@@ -87,7 +86,7 @@ def auto_schedule(
         schedule = "balanced"
     # 16-row tiles only: at 32 rows (12 heads x qlen 2) the loop lost 2% at 68k x 8 / 16
     # and tied at 327k (docs/perf.md v0.2.9f).
-    narrow_loop = gluon_may_run and block_h == MIN_DOT and program_loop is not False
+    narrow_loop = gluon.may_run and block_h == MIN_DOT and program_loop is not False
     if narrow_loop and loop_streams_long_batch(batch_size, keys, lengths):
         # Taken from uniform splits: lengths equal or unknown, equal shares a row.
         return "balanced", schedule == "uniform"
