@@ -4,6 +4,9 @@
 # from two requests), built here as `.old_src/graph_balanced/src` and carried, so that the
 # patch can land on the same call's evidence if item (c) holds. Carry run160.sh and
 # .old_src/graph_balanced.
+# Kept as it ran (its first part repeats run158.sh's lines). Its last step tested this tree, not
+# the patched one: pyproject.toml's pytest `pythonpath = ["src"]` goes ahead of PYTHONPATH
+# (docs/perf.md, session 55); pass `-o pythonpath=...` to test another tree.
 set -o pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 mkdir -p $OUT/logs
