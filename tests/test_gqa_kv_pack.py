@@ -129,7 +129,9 @@ def h200_gqa_plan(batch: int, keys: int, q_heads: int, kv_heads: int, head_dim: 
         (38, 358, {}, False),  # one round either way (+17.3%)
         (64, 8000, {"seq_lens": [1000 + 110 * i for i in range(64)]}, True),  # balanced
         (16, 2048, {}, False),  # packed, the one split would turn to 4 splits (+13%)
-        (32, 4096, {}, False),  # ... to 2 (+4.5%)
+        (32, 4096, {}, False),  # ... to 2 (+4.5%): splits of 2,048 keys, the same grid
+        (48, 32768, {}, True),  # the same grid on splits of 16,384 keys: 1106.4 -> 1040.4 (H100)
+        (48, 8192, {}, True),  # ... of 4,096 keys (3 stages): 283.6 -> 273.5 (H100)
         (8, 131072, {"qlen": 2}, False),  # 16 rows a kv head: no padding to fill
         (8, 131072, {"dtype": torch.float32}, False),  # the tile rules' 16-bit tables
         (8, 131072, {"num_splits": 8}, False),  # a pinned split count plans as asked

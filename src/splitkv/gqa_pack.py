@@ -27,6 +27,10 @@ GQA_PACK_MAX_ROWS = MIN_DOT  # packing fills Triton's smallest dot; taller tiles
 # Head dim 128 packed to 256 columns ran 1-9% slower everywhere (docs/perf.md session 47).
 GQA_DEFAULT_PACK = 2
 GQA_DEFAULT_PACK_HEAD_DIM = 64
+# A packed split at least this long takes the place of an unpacked one split of the same grid
+# (`packed_plan_agrees`): measured from 4,096 keys a split (H100, docs/perf.md session 56);
+# 16 x 2,048 (512-1,024 keys a split) lost on the H200 (session 47).
+GQA_PACK_LONG_SPLIT_KEYS = 4096
 
 
 def kv_pack_for(requested: int | None, kind: str, num_kv_heads: int, group_rows: int,
@@ -87,11 +91,15 @@ def gqa_kv_pack_may_pay(num_kv_heads: int, group_rows: int, head_dim: int,
     )
 
 
-def packed_plan_agrees(unpacked, packed, spec: DeviceSpec) -> bool:
+def packed_plan_agrees(unpacked, packed, spec: DeviceSpec, keys: int) -> bool:
     """Whether a packed plan keeps its unpacked twin's schedule and, on uniform splits, its one
     split or not, and where both take one split, whether it runs no more rounds of programs
     (`one_split_rounds`): the packed launch has half the programs, each streaming twice the
     bytes, so the split rules may decide otherwise, and a packed wave lasts twice as long.
+    One exception to "one split or not": an unpacked one split whose packed twin launches the
+    same grid on splits of at least GQA_PACK_LONG_SPLIT_KEYS of the `keys` (the longest
+    request's) takes the pack. Both launches then run the same programs over the same bytes;
+    the packed ones fill their tile's rows, and the merge they add reads 2 partials a row.
 
     H200, gpt-oss at qlen 1, the default against packed (docs/perf.md session 47, calls 1-3, 2
     rounds): uniform 8 x 131,072 490.4 -> 476.5 us, 21 x 56,853 718.6 -> 658.0, 38 x 25,678
@@ -107,6 +115,8 @@ def packed_plan_agrees(unpacked, packed, spec: DeviceSpec) -> bool:
         return False
     if unpacked.schedule == "balanced":
         return True  # its split count is the one the schedule model weighed, not one it runs
+    if unpacked.num_splits == 1 and packed.split_grid == unpacked.split_grid:
+        return -(-keys // packed.num_splits) >= GQA_PACK_LONG_SPLIT_KEYS
     if (unpacked.num_splits == 1) != (packed.num_splits == 1):
         return False
     if unpacked.num_splits > 1:

@@ -521,7 +521,9 @@ def plan_decode(
         twin = {**arguments, "device": "meta", "device_spec": spec, "seq_lens": lengths or None}
         unpacked = plan_decode(**{**twin, "kv_pack": 1})
         packed = plan_decode(**{**twin, "kv_pack": GQA_DEFAULT_PACK})
-        chosen = packed if packed_plan_agrees(unpacked, packed, spec) else unpacked
+        keys = max(lengths) if lengths else max_seq_len
+        keys = keys if window_left < 0 else min(keys, window_left + qlen)
+        chosen = packed if packed_plan_agrees(unpacked, packed, spec, keys) else unpacked
         return plan_on_device(chosen, device)
     kv_pack = kv_pack_for(kv_pack, kind, num_kv_heads, group_rows, head_dim_v)
     # What stage 1's rules weigh: programs a request and split launches (kv heads over packs,
