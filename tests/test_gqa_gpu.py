@@ -237,20 +237,23 @@ def test_default_one_split_over_short_requests(q_heads, kv_heads, dim, qlen, len
     check_graph_replay(case, plan, shorter)
 
 
-@pytest.mark.parametrize("requests,keys,splits", [(48, 2048, 1), (24, 16384, 2)])
-def test_uniform_splits_halved_past_a_wave_of_the_32_row_tile(requests, keys, splits):
-    # gpt-oss at qlen 4 (32 rows, 5 an SM): the wave rule halves launches past one wave of
-    # 660 (splitkv/gqa_uniform_waves.py, v0.2.61): 48 x 2,048 on one split writing its rows,
-    # 24 x 16,384 on 2 splits; then replayed from a CUDA graph with shorter requests.
+@pytest.mark.parametrize(
+    "qlen,requests,keys,splits", [(4, 48, 2048, 1), (4, 24, 16384, 2), (8, 40, 2048, 1),
+                                  (8, 20, 16384, 2)])  # fmt: skip
+def test_uniform_splits_halved_past_a_wave_of_the_taller_tiles(qlen, requests, keys, splits):
+    # gpt-oss at qlen 4 (32 rows, 5 an SM) and 8 (64 rows, 4 an SM): the wave rule halves
+    # launches past one wave (splitkv/gqa_uniform_waves.py, v0.2.61 and v0.2.67): 48 x 2,048
+    # and 40 x 2,048 on one split writing its rows, the others on 2 splits; then replayed
+    # from a CUDA graph with shorter requests.
     lengths = [keys] * requests
-    case = random_gqa_case(lengths, 64, 8, 64, qlen=4, page_size=16, dtype=torch.bfloat16,
+    case = random_gqa_case(lengths, 64, 8, 64, qlen=qlen, page_size=16, dtype=torch.bfloat16,
                            device="cuda", sinks=True)  # fmt: skip
     # The table one page wider than the requests, as `tools/gqa_plan_ab.py` times them (the
     # split count is chosen for the table's keys).
-    plan = splitkv.plan_decode(requests, keys + 16, 64, qlen=4, kind="gqa", num_kv_heads=8,
+    plan = splitkv.plan_decode(requests, keys + 16, 64, qlen=qlen, kind="gqa", num_kv_heads=8,
                                head_dim=64, page_size=16, dtype=torch.bfloat16, device="cuda",
                                seq_lens=lengths)  # fmt: skip
-    assert (plan.schedule, plan.block_h, plan.num_splits) == ("uniform", 32, splits)
+    assert (plan.schedule, plan.block_h, plan.num_splits) == ("uniform", 8 * qlen, splits)
     assert plan.whole_pieces == (splits == 1)
     check(case, plan=plan, sinks=case.sinks)
     check_graph_replay(case, plan, [keys - 1 - i % 7 for i in range(requests)])

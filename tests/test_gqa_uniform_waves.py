@@ -34,7 +34,8 @@ def test_the_residency_table_keys_the_builds():
     assert gqa_uniform_residency(16, 64, 2, 8, 2) == 4  # gpt-oss packed
     assert gqa_uniform_residency(32, 64, 1, 8, 2) == 5  # gpt-oss at qlen 4
     assert gqa_uniform_residency(32, 128, 1, 8, 2) is None  # 2 an SM: not tabled
-    assert gqa_uniform_residency(64, 64, 1, 8, 2) is None
+    assert gqa_uniform_residency(64, 64, 1, 8, 2) == 4  # gpt-oss at qlen 8
+    assert gqa_uniform_residency(64, 128, 1, 8, 2) is None
     assert gqa_uniform_residency(16, 128, 1, 8, 4) is None
 
 
@@ -73,6 +74,16 @@ def test_gpt_oss_at_qlen_4_halves_past_one_wave_of_its_32_row_tile():
     assert (one.block_h, one.num_splits, one.whole_pieces) == (32, 1, True)
     # 640 programs fit a wave: 2 splits stay (one split lost 41%).
     assert plan("gpt-oss", 4, 40, 4016, [4000] * 40).num_splits == 2
+
+
+def test_gpt_oss_at_qlen_8_halves_past_one_wave_of_its_64_row_tile():
+    # 4 an SM (H100, docs/perf.md session 56: 42 x 4,000 166.4 -> 141.3 us on one split, 18 x
+    # 32,768 568.1 -> 512.6 on 2): 672 programs on 2 splits are 1.27 waves of 528.
+    one = plan("gpt-oss", 8, 42, 4016, [4000] * 42)
+    assert (one.block_h, one.num_splits, one.whole_pieces) == (64, 1, True)
+    assert plan("gpt-oss", 8, 18, 32784, [32768] * 18).num_splits == 2
+    # 512 programs fit a wave: 4 splits stay (2 lost 17.5%).
+    assert plan("gpt-oss", 8, 16, 32784, [32768] * 16).num_splits == 4
 
 
 def test_ragged_tall_and_pinned_launches_keep_their_splits():

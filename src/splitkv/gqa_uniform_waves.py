@@ -18,7 +18,10 @@ gpt-oss 10 x 83,317 (640 programs) 468.7 -> 421.2 us, 6 x 7,768 (768) -4.9%, 16 
 SM too (docs/perf.md session 40, calls 5 and 6, timed on one split against the planner's 2):
 48 x 4,000 (768 programs) 153.8 -> 140.8 and 155.6 -> 141.0 us, 48 x 2,048 80.6 -> 74.9 and
 81.9 -> 75.5, 56 x 4,000 (896) 161.8 -> 161.1; within a wave (40 x 4,000, 640) one split lost
-41%. The taller tiles at head dim 128 hold 2 an SM: their launches take 2-4 waves, where half
+41%. Its 64-row tile at qlen 8 holds 4 (H100, docs/perf.md session 56, 2 rounds, against
+twice the splits): 1.09-1.45 waves 8.5-15.1% faster halved (18 x 32,768 568.1 -> 512.6 us, 42 x
+4,000 166.4 -> 141.3), 1.58-1.70 level (-2.3%, -0.4%), within a wave (16 x 32,768) +17.5%.
+The taller tiles at head dim 128 hold 2 an SM: their launches take 2-4 waves, where half
 the splits lost (qwen-64-8 at qlen 4: 640 and 768 programs +15% to +21%), so they keep the
 fill rule's count.
 """
@@ -32,9 +35,11 @@ from splitkv.plan_rules import next_pow2
 # for sm_90 (`tools/inspect_gqa.py`, tests/test_gqa_compiled.py) and by the CUDA occupancy
 # calculator on the H200's own builds (`tools/gqa_plan_ab.py --builds`). Registers bound them:
 # at 16 rows 96 a thread at head dim 128 (5 an SM), 109-113 at head dim 64, packed, or on one
-# kv head (4); gpt-oss's 32 rows at head dim 64 take 96 (5).
+# kv head (4); gpt-oss's 32 rows at head dim 64 take 96 (5), its 64 rows 107 (4; H100's
+# builds, docs/perf.md session 56).
 GQA_UNIFORM_RESIDENCY = {(16, 128, 1, False): 5, (16, 128, 1, True): 4, (16, 64, 1, False): 4,
-                         (16, 128, 2, False): 4, (32, 64, 1, False): 5}  # fmt: skip
+                         (16, 128, 2, False): 4, (32, 64, 1, False): 5,
+                         (64, 64, 1, False): 4}  # fmt: skip
 # Past one wave by at most this much, the launch halves its splits; at 1.94 waves (gpt-oss 16 x
 # 87,309, 1,024 programs on 528) the halved launch lost 19%, at 1.70 it won 1-4%.
 GQA_HALVE_MAX_WAVES = 1.75
