@@ -23,7 +23,10 @@ shared memory, warps, stages and its specialisation key) as JSON lines: the GPU'
 argument (an int equal to 1 becomes a constant), for the whole run: run it twice to compare.
 `--no-lengths` plans every variant without the batch's lengths, on its table's width alone, as
 an engine plans the CUDA graph it captures for a batch bucket (docs/serving.md); the timed
-calls still run at the batch's lengths, as the graph's replays do.
+calls still run at the batch's lengths, as the graph's replays do. Each variant's first call
+of a batch is checked against the fp32 reference on the batch's random inputs before it is
+timed (`"error NAME"` in the row; `WRONG ...` on stderr past the tolerance); `--no-check`
+skips the reference (a loop over the requests, seconds on the largest batches).
 
 A batch is MODEL:QLEN:REQUESTS:KEYS (`bench.shapes.GQA_MODELS`; every request KEYS long),
 MODEL:QLEN:REQUESTS:LO-HI for a ragged batch (lengths evenly from LO to HI), or
@@ -227,19 +230,37 @@ def windowed(window_left: int) -> dict:
     return {"window_left": window_left} if window_left >= 0 else {}
 
 
+def checked_error(prep, want, label: str, name: str) -> float:
+    """A variant's relative error against the fp32 reference's output, reported on stderr
+    where it passes the tolerance (the timing is kept: the row says what was wrong)."""
+    from splitkv.testing import TOLERANCES, relative_error
+
+    got = prep.result()[0]  # relative_error's .item() waits for the call
+    error = relative_error(got, want)
+    if not error <= TOLERANCES[got.dtype]:  # NaN fails too
+        print(f"WRONG {label} {name}: relative error {error:.2e}", file=sys.stderr, flush=True)
+    return float(f"{error:.3g}")
+
+
 def timed(batches, variants, rounds: int, rep_ms: int, out, window_left: int = -1,
-          lengthless: bool = False) -> None:  # fmt: skip
+          lengthless: bool = False, check: bool = True) -> None:  # fmt: skip
     import torch
 
     from splitkv.bench.providers import prepare_splitkv
     from splitkv.bench.shapes import gqa_batch
     from splitkv.bench.sweep import build_cases
+    from splitkv.reference import gqa_decode as reference_gqa_decode
     from splitkv.timing import cuda_graph_times_us
 
     patch = PlanPatch(lengthless)
     for model, qlen, lengths, label in batches:
         case = build_cases(gqa_batch(model, lengths, qlen))[0]
         row = {"batch": label, **windowed(window_left)}
+        # Each variant's first call is checked against the fp32 reference on the case's fresh
+        # random inputs before it is timed: a plan that times well and computes wrong is news.
+        want = None
+        if check:
+            want = reference_gqa_decode(*case.args, sinks=case.sinks, window_left=window_left)[0]
         for _ in range(rounds):
             made = {}
             for name, fields in variants.items():
@@ -247,8 +268,11 @@ def timed(batches, variants, rounds: int, rep_ms: int, out, window_left: int = -
                 prep = prepare_splitkv(case, window_left=window_left)
                 made[name] = patch.last
                 prep.run()
+                if want is not None and "error " + name not in row:
+                    row["error " + name] = checked_error(prep, want, label, name)
                 row.setdefault(name, []).append(round(cuda_graph_times_us(prep.run, rep_ms)[1], 1))
                 row["plan " + name] = shown(patch.last)
+        del want
         print(json.dumps(row), flush=True)
         if out:
             out.write(json.dumps(row) + "\n")
@@ -272,6 +296,8 @@ def main() -> None:
                         help="the uniform stage 1's ints not to specialise")  # fmt: skip
     parser.add_argument("--no-lengths", action="store_true",
                         help="plan without the lengths, as for a CUDA graph")  # fmt: skip
+    parser.add_argument("--no-check", action="store_true",
+                        help="time without checking against the fp32 reference")  # fmt: skip
     args = parser.parse_args()
     try:
         variants = variants_of(args.variant)
@@ -283,7 +309,7 @@ def main() -> None:
     compile_generic(args.generic)
     with open(args.out, "w") if args.out else open("/dev/null", "w") as out:
         timed(args.batch, variants, args.rounds, args.rep_ms, out, args.window_left,
-              args.no_lengths)  # fmt: skip
+              args.no_lengths, not args.no_check)  # fmt: skip
     if args.builds:
         with open(args.builds, "w") as builds:
             for build in compiled_builds():
