@@ -1,7 +1,7 @@
 # Session 56's call 8 (carry run169.sh): v0.2.67's halving of gpt-oss's 64-row tile at qlen 8
 # past one wave (GQA_UNIFORM_RESIDENCY (64, 64, 1, False): 4) on held-out batches against the
-# plan v0.2.66 gave them (twice the splits), then its GPU test (each variant checked against the fp32 reference by the tool). Predictions: docs/perf.md
-# "Session 56: v0.2.67".
+# plan v0.2.66 gave them (twice the splits), each variant checked against the fp32 reference
+# by the tool first, then its GPU test. Predictions: docs/perf.md "Session 56: v0.2.67".
 set -o pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 mkdir -p $OUT/logs
