@@ -8,13 +8,7 @@ mkdir -p $OUT/logs
 git rev-parse HEAD > $OUT/logs/rev.txt
 H="gpt-oss:8:34:8192 gpt-oss:8:50:16384 gpt-oss:8:57:4000 gpt-oss:8:22:16384 gpt-oss:8:27:65536 gpt-oss:8:13:32768 gpt-oss:8:9:1000 gpt-oss:8:7:65536 gpt-oss:8:5:2048 gpt-oss:8:3:131072"
 timeout 150 python3 tools/gqa_plan_ab.py --rounds 2 --variant v66 num_splits=@planned*2 --out $OUT/logs/heldout.jsonl --batch $H > /dev/null 2>$OUT/logs/heldout.err; echo "heldout exit $?"
-python3 - <<'PY' | tee $OUT/logs/heldout_summary.txt
-import json, os
-path = os.environ["OUT"] + "/logs/heldout.jsonl"
-for line in open(path) if os.path.exists(path) else []:
-    r = json.loads(line)
-    a, b = min(r["planned"]), min(r["v66"])
-    print(f'{r["batch"]:24s} v0.2.67 {a:8.1f} v0.2.66 {b:8.1f} ({100*(a/b-1):+5.1f}%)  {r["plan planned"]} {r["plan v66"]}')
-PY
+python3 tools/ab_summary.py $OUT/logs/heldout.jsonl --plans | tee $OUT/logs/heldout_summary.txt
+grep WRONG $OUT/logs/heldout.err || echo "every variant within the tolerance"
 timeout 60 python3 -m pytest -q -p no:cacheprovider -n 4 tests/test_gqa_gpu.py -k "halved_past_a_wave" > $OUT/logs/tests.txt 2>&1; echo "tests exit $?"; tail -2 $OUT/logs/tests.txt
 tar -czf $OUT/logs.tgz -C $OUT logs && rm -rf $OUT/logs
