@@ -187,9 +187,10 @@ def test_the_uniform_tiles_hold_what_the_wave_rule_counts():
     # splitkv/gqa_uniform_waves.py halves the fill rule's splits where their launch passes a
     # wave of the uniform tile (2 stages, several splits) by its real residency: at 16 rows 96
     # registers at head dim 128 (5 an SM), 109-113 at head dim 64, packed or on one kv head
-    # (4); gpt-oss's 32 rows at qlen 4 (5). H200 (docs/perf.md session 51): llama3-8b 6 x
-    # 65,536 463.2 -> 364.7 us halved. (mha-32's 36 requests take one split: a build of its
-    # own, which the rule leaves alone.)
+    # (4); gpt-oss's 32 rows at qlen 4 (5) and 64 rows at qlen 8 (107 registers: 4, as the
+    # H100 compiled it in docs/perf.md session 56). H200 (session 51): llama3-8b 6 x 65,536
+    # 463.2 -> 364.7 us halved. (mha-32's 36 requests take one split: a build of its own,
+    # which the rule leaves alone.)
     rows = compiled_all("--model", "llama3-8b", "qwen-64-8", "gpt-oss", "llama3-70b-tp8",
                         "--qlen", "1", "--batch", "10:83317", "36:65540",
                         tool="inspect_gqa.py")  # fmt: skip
@@ -197,8 +198,10 @@ def test_the_uniform_tiles_hold_what_the_wave_rule_counts():
                          tool="inspect_gqa.py")  # fmt: skip
     rows += compiled_all("--model", "gpt-oss", "--qlen", "4", "--batch", "40:4000",
                          tool="inspect_gqa.py")  # fmt: skip
+    rows += compiled_all("--model", "gpt-oss", "--qlen", "8", "--batch", "28:32768",
+                         tool="inspect_gqa.py")  # fmt: skip
     held = {("llama3-8b", 16): 5, ("qwen-64-8", 16): 5, ("mha-32", 16): 5, ("gpt-oss", 16): 4,
-            ("llama3-70b-tp8", 16): 4, ("gpt-oss", 32): 5}  # fmt: skip
+            ("llama3-70b-tp8", 16): 4, ("gpt-oss", 32): 5, ("gpt-oss", 64): 4}  # fmt: skip
     seen = set()
     for row in rows:
         if (row["schedule"], row["stages"]) != ("uniform", 2):
