@@ -29,7 +29,8 @@ waves, the measured and the modelled ratio.
 tile, the batch stepped), against its run of the most waves; --per-tile then fits a c for each
 build (coordinate descent from the grid's best), as run155's curves call for:
     python tools/wave_model.py --fit curve_l8.jsonl curve_o4.jsonl --curve s8 --per-tile
---batch prints each variant's plan, waves and modelled time, and the fastest.
+--batch prints each variant's plan, waves and modelled time, and the fastest. `--gpu h100`
+takes the H100's constants and full rate (session 56's curves) instead of the H200's.
 """
 
 import argparse
@@ -48,8 +49,6 @@ from inspect_kernel import registers_and_stack
 from splitkv.bench.shapes import GQA_MODELS, gqa_batch
 
 NARROW_ROWS = 16
-# The rate of a full wave of the 16-row tile (llama3-8b 5 x 65,536, 640 programs: 304.4 us).
-FULL_WAVE_BYTES_PER_US = 4.41e6
 
 
 class Constants(NamedTuple):
@@ -67,6 +66,18 @@ class Constants(NamedTuple):
 
 
 FITTED = Constants(0.5, 0.7, 5.0, 0.0)  # session 51's call 1 (module docstring)
+
+
+class Gpu(NamedTuple):
+    constants: Constants
+    full_wave_bytes_per_us: float  # a full wave of the 16-row tile streams at this rate
+
+
+# The H200: FITTED, its full wave llama3-8b 5 x 65,536 (640 programs) in 304.4 us. The H100
+# (docs/perf.md session 56, run165's five curves: 3.6-3.9% rms, against 10.8% at FITTED): a
+# partial wave comes nearer the full rate where a SM streams 0.7x the bytes; its full wave
+# llama3-8b 10 x 32,768 (640 programs) in 448.4 us.
+GPUS = {"h200": Gpu(FITTED, 4.41e6), "h100": Gpu(Constants(0.3, 0.5, 10.0, 0.0), 2.99e6)}
 GRID = Constants((0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0),
                  (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0),
                  (0.0, 2.0, 5.0, 8.0, 10.0), (0.0, 16.0, 32.0, 64.0, 96.0, 128.0))  # fmt: skip
@@ -182,8 +193,10 @@ def pairs_of(records, curve: str | None) -> list[tuple[str, str, Timed, Timed]]:
     return pairs
 
 
-def fit(paths: list[str], curve: str | None = None, per_tile: bool = False) -> None:
+def fit(paths: list[str], curve: str | None = None, per_tile: bool = False,
+        gpu: Gpu = GPUS["h200"]) -> None:  # fmt: skip
     rows = pairs_of(recorded_runs(paths), curve)
+    fitted = gpu.constants
 
     def rms(constants: Constants) -> float:
         errors = [math.log(ratio(base, other, constants) * base.us / other.us)
@@ -193,14 +206,14 @@ def fit(paths: list[str], curve: str | None = None, per_tile: bool = False) -> N
     best = sorted((Constants(*values) for values in itertools.product(*GRID[:4])), key=rms)[:8]
     if per_tile:
         best.insert(0, per_tile_c(best[0], rows, rms))
-    for constants in [FITTED, *best]:
+    for constants in [fitted, *best]:
         tiles = "".join(f"\n    {key}: c {c:.2f}" for key, c in constants.tile_c)
         print(f"c narrow {constants.c_narrow:.2f} tall {constants.c_tall:.2f} fixed "
               f"{constants.fixed_us:4.1f} us program {constants.program_keys:5.1f} keys: rms "
               f"{100 * rms(constants):5.1f}% over {len(rows)} pairs{tiles}")  # fmt: skip
     for label, name, base, other in rows:
         measured = other.us / base.us
-        model = ratio(base, other, FITTED)
+        model = ratio(base, other, fitted)
         agree = "" if (model < 1) == (measured < 1) or abs(model - 1) < 0.01 else "  direction"
         print(f"{label:28s} {name:8s} {tile_class(other.plan):6s} waves {base.waves:5.2f} -> "
               f"{other.waves:5.2f}  {base.us:6.1f} us measured {measured:5.3f} model "
@@ -224,13 +237,14 @@ def ratio(base: Timed, other: Timed, constants: Constants) -> float:
     return modelled_us(other, constants) / modelled_us(base, constants)
 
 
-def modelled_us(run: Timed, constants: Constants) -> float:
+def modelled_us(run: Timed, constants: Constants, rate: float = GPUS["h200"][1]) -> float:
+    """A run's time in us, streaming at `rate` bytes a us in a full wave."""
     overhead = 1 + constants.program_keys / run.split_keys
-    stream_us = run.bytes_read * overhead / FULL_WAVE_BYTES_PER_US
+    stream_us = run.bytes_read * overhead / rate
     return constants.fixed_us + stream_us * modelled(run.waves, constants.c(run.plan))
 
 
-def predict(batches, variants) -> None:
+def predict(batches, variants, gpu: Gpu = GPUS["h200"]) -> None:
     patch, held = PlanPatch(), Residency()
     for model, qlen, lengths, label in batches:
         made, row = {}, {"batch": label}
@@ -239,7 +253,7 @@ def predict(batches, variants) -> None:
             made[name] = plan
             run = timed_run(plan, waves_of(plan, held, model), 0.0, model, qlen, lengths)
             row[name] = {"plan": shown(plan), "waves": round(run.waves, 2),
-                         "us": round(modelled_us(run, FITTED), 1)}  # fmt: skip
+                         "us": round(modelled_us(run, *gpu), 1)}  # fmt: skip
         for name in variants:
             row[name]["ratio"] = round(row[name]["us"] / row["planned"]["us"], 3)
         row["fastest"] = min(variants, key=lambda n: row[n]["us"])
@@ -254,11 +268,14 @@ def main() -> None:
     parser.add_argument("--batch", nargs="+", type=batch_arg, default=[])
     parser.add_argument("--variant", nargs="+", action="append", default=[],
                         metavar=("NAME", "FIELD=VALUE"))  # fmt: skip
+    parser.add_argument("--gpu", choices=sorted(GPUS), default="h200",
+                        help="whose fitted constants and full rate (the plans are the H200 "
+                        "preset's: both have 132 SMs)")  # fmt: skip
     args = parser.parse_args()
     if args.fit:
-        fit(args.fit, args.curve, args.per_tile)
+        fit(args.fit, args.curve, args.per_tile, GPUS[args.gpu])
     if args.batch:
-        predict(args.batch, variants_of(args.variant))
+        predict(args.batch, variants_of(args.variant), GPUS[args.gpu])
 
 
 if __name__ == "__main__":
