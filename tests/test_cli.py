@@ -97,3 +97,20 @@ def test_plan_shows_packed_kv_heads(capsys):
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "  kv_pack          2" in lines, lines
+
+
+def test_plan_with_equal_lengths_plans_as_an_eager_step(capsys):
+    # gpt-oss 48 x 32,768 on the H200 preset: without lengths a CUDA graph's plan (balanced
+    # from two requests, v0.2.65); with them the uniform rules, packed on 2 splits (v0.2.66).
+    argv = ["plan", "--kind", "gqa", "--batch", "48", "--context", "32768", "--heads", "64",
+            "--kv-heads", "8", "--head-dim", "64", "--device", "h200"]  # fmt: skip
+    assert main(argv) == 0
+    assert "  schedule         balanced" in capsys.readouterr().out.splitlines()
+    assert main([*argv, "--equal-lengths"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for line in ("  schedule         uniform", "  num_splits       2", "  kv_pack          2"):
+        assert line in lines, lines
+    # check decodes the same equal lengths it plans for (the interpreter's small shape).
+    assert main(["check", "--kind", "gqa", "--heads", "8", "--kv-heads", "2", "--head-dim",
+                 "64", "--equal-lengths"]) == 0  # fmt: skip
+    assert capsys.readouterr().out.startswith("ok: relative error")

@@ -134,6 +134,19 @@ def _shape_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kind", choices=["mla", "gqa"], default="mla")
     parser.add_argument("--kv-heads", type=int, default=None, help="GQA kv heads (heads // 4)")
     parser.add_argument("--head-dim", type=int, default=128, help="GQA head dim (128)")
+    parser.add_argument(
+        "--equal-lengths",
+        action="store_true",
+        help="plan with every request's length given (--context each), as an eager step "
+        "plans; without it the plan is a CUDA graph's, made without lengths",
+    )
+
+
+def _lengths(args: argparse.Namespace) -> list[int] | None:
+    """The host lengths the plan is made with: every request --context long, or none (a CUDA
+    graph's plan: docs/serving.md). The uniform GQA rules that need equal lengths (the wave
+    rule's halving, the pack on one split's grid) apply only with them."""
+    return [args.context] * args.batch if args.equal_lengths else None
 
 
 def _kind_knobs(args: argparse.Namespace) -> dict:
@@ -389,6 +402,7 @@ def _plan(args: argparse.Namespace) -> int:
         device=device,
         device_spec=spec,
         num_splits=args.splits,
+        seq_lens=_lengths(args),
         **_kind_knobs(args),
     )
     _print_plan(plan)
@@ -406,7 +420,13 @@ def _run_checked(args: argparse.Namespace):
     knobs = _kind_knobs(args)
     shape = {"qlen": args.qlen, "page_size": args.page_size, "dtype": dtype, "device": device}
     plan = splitkv.plan_decode(
-        args.batch, args.context, args.heads, num_splits=args.splits, **shape, **knobs
+        args.batch,
+        args.context,
+        args.heads,
+        num_splits=args.splits,
+        seq_lens=_lengths(args),
+        **shape,
+        **knobs,
     )
     if knobs:
         case = random_gqa_case(lengths, args.heads, knobs["num_kv_heads"], args.head_dim, **shape)
