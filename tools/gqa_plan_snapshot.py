@@ -39,6 +39,9 @@ def spread_of(requests: str, keys: str) -> list[int]:
 # 35): a cascade's suffix pass, small and many-short batches, one long request beside 47.
 BATCHES += (spread(48, 100, 4000), spread(32, 100, 2000), spread(16, 500, 8000),
             spread(256, 100, 500), [327600, *spread(47, 1, 4096)])  # fmt: skip
+# Equal lengths past one wave, where the uniform rules that need them decide (the wave rule's
+# halving, the pack on one split's grid: docs/perf.md sessions 51-56).
+BATCHES += ([4000] * 42, [16384] * 18, [32768] * 48, [8192] * 116)
 KNOBS = ({}, {"num_splits": 64}, {"num_stages": 2}, {"page_prefetch": False},
          {"schedule": "balanced"}, {"schedule": "uniform"}, {"dtype": torch.float32},
          {"window_left": 127})  # fmt: skip
