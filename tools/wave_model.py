@@ -237,7 +237,8 @@ def ratio(base: Timed, other: Timed, constants: Constants) -> float:
     return modelled_us(other, constants) / modelled_us(base, constants)
 
 
-def modelled_us(run: Timed, constants: Constants, rate: float = GPUS["h200"][1]) -> float:
+def modelled_us(run: Timed, constants: Constants,
+                rate: float = GPUS["h200"].full_wave_bytes_per_us) -> float:  # fmt: skip
     """A run's time in us, streaming at `rate` bytes a us in a full wave."""
     overhead = 1 + constants.program_keys / run.split_keys
     stream_us = run.bytes_read * overhead / rate

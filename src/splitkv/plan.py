@@ -514,6 +514,8 @@ def plan_decode(
     tile_free = block_n is None and num_stages is None and not interpreted
     gqa_tiled = kind == "gqa" and tile_free and spec.tunables.gqa_balanced_min_blocks > 0
     free = kv_pack is None and gqa_tiled and num_splits is None and num_programs is None
+    # The keys a request splits: the table's width, or with a window its last keys.
+    keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
     if free and gqa_kv_pack_may_pay(num_kv_heads, group_rows, head_dim_v, dtype.itemsize):
         # Both plans made without a workspace ("meta"), each with its pack pinned; the one
         # taken gets its workspace on the caller's device. A pinned pack plans the same as
@@ -521,9 +523,8 @@ def plan_decode(
         twin = {**arguments, "device": "meta", "device_spec": spec, "seq_lens": lengths or None}
         unpacked = plan_decode(**{**twin, "kv_pack": 1})
         packed = plan_decode(**{**twin, "kv_pack": GQA_DEFAULT_PACK})
-        keys = max(lengths) if lengths else max_seq_len
-        keys = keys if window_left < 0 else min(keys, window_left + qlen)
-        chosen = packed if packed_plan_agrees(unpacked, packed, spec, keys) else unpacked
+        longest = min(max(lengths), keys) if lengths else keys  # host_lengths: <= the table
+        chosen = packed if packed_plan_agrees(unpacked, packed, spec, longest) else unpacked
         return plan_on_device(chosen, device)
     kv_pack = kv_pack_for(kv_pack, kind, num_kv_heads, group_rows, head_dim_v)
     # What stage 1's rules weigh: programs a request and split launches (kv heads over packs,
@@ -537,7 +538,6 @@ def plan_decode(
     # The one split below (its longest request's keys): the long-split tile however short,
     # uniform.
     short_split_keys = None
-    keys = max_seq_len if window_left < 0 else min(max_seq_len, window_left + qlen)
     if num_splits is None:
         num_splits, short_split_keys = default_split_count(
             kind, batch_size, keys, lengths, rows=rows, kv_groups=kv_groups,
