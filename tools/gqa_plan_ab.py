@@ -12,7 +12,9 @@ Only stage 1's tile fields may be replaced (TILE_FIELDS); the others size the wo
 variant may also set PLAN_KNOBS, which plan the whole call anew with them, the tile fields
 replaced after: `block_h=16` plans GQA head blocks of 16 rows (the planner's `block_h_for` is
 replaced for that plan: `plan_decode` takes block_h for MLA only), `schedule=balanced`,
-`num_splits=1` (uniform splits, the count pinned: the long-split tile only where it fits).
+`num_splits=1` (uniform splits, the count pinned: the long-split tile only where it fits),
+`long_split=False` (the planner's plan with `gqa_tile_rules.gqa_long_split_count` off: uniform
+splits keep the fill rule's count and the uniform tile's own rules, as on an unmeasured tile).
 A knob's value `@NAME` takes that field of variant NAME's plan for the same batch (a variant
 named before it; "planned" is the default): `--variant p1 kv_pack=1 --variant p2s kv_pack=2
 num_splits=@p1` times the packed launch on the unpacked plan's split count;
@@ -46,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gqa_plan_snapshot import spread_of
 
 import splitkv
+import splitkv.gqa_tile_rules as tile_rules
 import splitkv.plan as plan_module
 from splitkv.bench.shapes import GQA_MODELS, GQA_ONE_LONG, GQA_RAGGED
 
@@ -61,7 +64,7 @@ SHOWN = (
 # The fields a variant may replace: stage 1's tile only. The others size the workspace or set
 # what runs after stage 1, which plan_decode fixed with the plan (use its knobs for those).
 TILE_FIELDS = ("block_n", "split_num_stages", "split_num_warps", "page_prefetch")
-PLAN_KNOBS = ("block_h", "schedule", "num_splits", "kv_pack")
+PLAN_KNOBS = ("block_h", "schedule", "num_splits", "kv_pack", "long_split")
 PAGE_SIZE = 16  # `bench.shapes.gqa_batch`'s
 H200 = splitkv.DeviceSpec.preset("h200")  # what --plans-only plans for
 
@@ -140,13 +143,16 @@ class PlanPatch:
             kwargs.pop("seq_lens", None)
         knobs = dict(self.knobs)
         block_h = knobs.pop("block_h", None)
-        rule = plan_module.block_h_for
+        long_split = knobs.pop("long_split", True)
+        rule, long_rule = plan_module.block_h_for, tile_rules.gqa_long_split_count
         if block_h:
             plan_module.block_h_for = lambda *_: block_h
+        if not long_split:
+            tile_rules.gqa_long_split_count = lambda *_, **__: None
         try:
             plan = self.plan_decode(*args, **{**kwargs, **knobs})
         finally:
-            plan_module.block_h_for = rule
+            plan_module.block_h_for, tile_rules.gqa_long_split_count = rule, long_rule
         self.last = dataclasses.replace(plan, **self.fields)
         return self.last
 
