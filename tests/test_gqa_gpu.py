@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import splitkv
+from splitkv.gqa_plan_tile import keeps_uniform_tile
 from splitkv.testing import capture_cuda_graph, check_against_reference, random_gqa_case
 
 pytestmark = pytest.mark.gpu
@@ -174,11 +175,36 @@ def test_uniform_long_splits_take_the_long_split_tile(lengths, q_heads, kv_heads
                                num_kv_heads=kv_heads, head_dim=dim, page_size=page_size,
                                dtype=torch.bfloat16, device="cuda",
                                schedule="uniform")  # fmt: skip
+    tile = (block_n, 3, True)
+    if keeps_uniform_tile(plan.block_h, dim, len(lengths), max(lengths), plan.num_splits,
+                          splitkv.DeviceSpec.from_torch()):  # fmt: skip
+        tile = (128, 2, False)  # an H100's rule (docs/perf.md session 57)
     assert (plan.schedule, plan.block_n, plan.split_num_stages, plan.page_prefetch) == (
-        "uniform", block_n, 3, True)  # fmt: skip
+        "uniform", *tile)  # fmt: skip
     plan.workspace.partial_o.fill_(float("nan"))
     check(case, plan=plan, sinks=case.sinks, logit_cap=30.0)
     check_graph_replay(case, plan, [(n * 3) // 4 + 3 - i for i, n in enumerate(lengths)])
+
+
+@pytest.mark.parametrize("q_heads,kv_heads,qlen", [(64, 8, 4), (32, 8, 8), (8, 1, 4)])
+def test_the_h100s_wide_uniform_tile_at_the_long_split_count(q_heads, kv_heads, qlen):
+    # The H100 preset's rule on whatever GPU runs it: 32 rows at head dim 128, two requests or
+    # more on long splits keep the uniform tile (128-key blocks, 2 stages, no page ids ahead)
+    # at the long-split tile's count (`gqa_plan_tile.keeps_uniform_tile`); planned with the
+    # lengths (8 splits of 2,048 keys, the rule's least), then replayed with new ones.
+    lengths = [16384, 16384, 16384] if kv_heads > 1 else [16384] * 20
+    case = random_gqa_case(lengths, q_heads, kv_heads, 128, qlen=qlen, page_size=16,
+                           dtype=torch.bfloat16, device="cuda", sinks=True)  # fmt: skip
+    plan = splitkv.plan_decode(len(lengths), max(lengths), q_heads, qlen=qlen, kind="gqa",
+                               num_kv_heads=kv_heads, head_dim=128, page_size=16,
+                               dtype=torch.bfloat16, device="cuda", seq_lens=lengths,
+                               device_spec=splitkv.DeviceSpec.preset("h100"))  # fmt: skip
+    assert (plan.schedule, plan.block_h, plan.block_n, plan.split_num_stages) == (
+        "uniform", 32, 128, 2)  # fmt: skip
+    assert plan.num_splits >= 2 and not plan.page_prefetch
+    plan.workspace.partial_o.fill_(float("nan"))
+    check(case, plan=plan, sinks=case.sinks, logit_cap=30.0)
+    check_graph_replay(case, plan, [n - 1000 * i - 3 for i, n in enumerate(lengths)])
 
 
 def check_graph_replay(case, plan, new_lengths: list[int]) -> None:

@@ -55,6 +55,10 @@ class PartitionTunables:
         key blocks in 3 stages, page ids a block ahead) and a grid of this many key blocks a
         program (small batches at least a wave of the tile; `gqa_tile_rules`); 0 keeps 2
         stages of 64-key blocks on one wave (unmeasured devices).
+    gqa_wide_uniform_split_keys: uniform GQA splits of 32-row tiles at head dim 128, at the
+        count the long-split tile gave them (`gqa_tile_rules.gqa_long_split_count`), keep the
+        uniform tile (128-key blocks, 2 stages, no page ids ahead) where the batch holds two
+        requests or more and a split at least this many keys; 0 never (the H200's rule).
     prefix_max_rows: the most query rows a request (heads x qlen) for which
         `mla_decode_shared_prefix` always reads a group's shared pages once (the cascade);
         past it the attention is compute-bound, and a call takes the cascade only where it
@@ -80,6 +84,7 @@ class PartitionTunables:
     balanced_fixed_blocks: float = 0.0
     tma_min_split_keys: int = 0
     gqa_balanced_min_blocks: int = 0
+    gqa_wide_uniform_split_keys: int = 0
     prefix_max_rows: int | None = None
     fitted: bool = False
 
@@ -220,16 +225,28 @@ def _tuned(preset: str, default: PartitionTunables) -> PartitionTunables:
 
 
 def _hopper_on(
-    name: str, sms: int, l2_domains: int, l2_bytes: int, hbm: float, wgmma: bool = True
+    name: str,
+    sms: int,
+    l2_domains: int,
+    l2_bytes: int,
+    hbm: float,
+    wgmma: bool = True,
+    tunables: PartitionTunables = _NVIDIA_TUNABLES,
 ) -> DeviceSpec:
     """An NVIDIA preset from Hopper on: PDL and bulk copies (wgmma on Hopper itself), its
-    fitted table if any."""
-    tunables = _tuned(name, _NVIDIA_TUNABLES)
+    fitted table if any, else `tunables`."""
+    tunables = _tuned(name, tunables)
     return DeviceSpec(name, sms, l2_domains, l2_bytes, hbm, tunables, True, True, wgmma)
 
 
+# The H100 streams 0.7x the H200's bytes an SM: there the 32-row head-dim-128 uniform tile
+# outran the long-split tile at the same split count wherever two requests or more split into
+# 2,048 keys or more (docs/perf.md session 57, run172-174: 19 of 19 batches, 0.7-6.6%; level on
+# one request, 2-3% behind at 64-128 splits of 1,024 keys).
+_H100_TUNABLES = dataclasses.replace(_NVIDIA_TUNABLES, gqa_wide_uniform_split_keys=2048)
+
 _PRESETS = {
-    "h100": _hopper_on("h100", 132, 1, 50 * MiB, 3.35e12),
+    "h100": _hopper_on("h100", 132, 1, 50 * MiB, 3.35e12, tunables=_H100_TUNABLES),
     "h200": _hopper_on("h200", 132, 1, 60 * MiB, 4.8e12),
     "b200": _hopper_on("b200", 148, 2, 126 * MiB, 8.0e12, wgmma=False),
     "mi300x": DeviceSpec("mi300x", 304, 8, 32 * MiB, 5.3e12, PartitionTunables()),
