@@ -132,3 +132,17 @@ def test_no_lengths_plans_as_a_cuda_graph_does():
     assert json.loads(graph.stdout)["plan planned"][0] == "balanced"
     assert json.loads(graph.stdout)["plan uniform"][:2] == ["uniform", 4]
     assert json.loads(given.stdout)["plan planned"][:2] == ["uniform", 2]
+
+
+def test_a_variant_may_plan_without_the_long_split_rule():
+    # qwen-64-8 at qlen 4, 3 x 16,384: the long-split tile on 8 splits (H200 preset); without
+    # the rule the fill rule's 32 splits on the uniform tile (run174's `off`), and the tile at
+    # the long-split count (`u2`) takes the uniform tile's block through `@off`.
+    done = run_tool("--batch", "qwen-64-8:4:3:16384", "--variant", "off", "long_split=False",
+                    "--variant", "u2", "num_splits=@planned", "block_n=@off",
+                    "split_num_stages=2", "--plans-only")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-500:]
+    (row,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert row["plan planned"][:5] == ["uniform", 8, 32, 64, 3], row
+    assert row["plan off"][:5] == ["uniform", 32, 32, 128, 2], row
+    assert row["plan u2"][:5] == ["uniform", 8, 32, 128, 2], row
