@@ -53,10 +53,9 @@ def gqa_planned_tile(
     elif (
         tile is not None
         and not balanced
-        and short_split_keys is None
         and keeps_uniform_tile(block_h, tile_head_dim, batch_size, keys, splits, spec)
     ):
-        tile = None
+        tile = None  # `short_split_keys`' one split never meets it: it asks for two
     return tile, splits
 
 
@@ -80,4 +79,4 @@ def keeps_uniform_tile(block_h: int, tile_head_dim: int, batch_size: int, keys: 
     least = spec.tunables.gqa_wide_uniform_split_keys
     wide = (block_h, next_pow2(tile_head_dim)) == WIDE_UNIFORM_TILE
     several = batch_size >= 2 and num_splits >= 2
-    return least > 0 and wide and several and -(-keys // max(1, num_splits)) >= least
+    return least > 0 and wide and several and -(-keys // num_splits) >= least
