@@ -253,8 +253,8 @@ def predict(batches, variants, gpu: Gpu = GPUS["h200"]) -> None:
             plan = plan_on_h200(patch, model, qlen, lengths, resolved(fields, made))
             made[name] = plan
             run = timed_run(plan, waves_of(plan, held, model), 0.0, model, qlen, lengths)
-            row[name] = {"plan": shown(plan), "waves": round(run.waves, 2),
-                         "us": round(modelled_us(run, *gpu), 1)}  # fmt: skip
+            us = modelled_us(run, gpu.constants, gpu.full_wave_bytes_per_us)
+            row[name] = {"plan": shown(plan), "waves": round(run.waves, 2), "us": round(us, 1)}
         for name in variants:
             row[name]["ratio"] = round(row[name]["us"] / row["planned"]["us"], 3)
         row["fastest"] = min(variants, key=lambda n: row[n]["us"])
