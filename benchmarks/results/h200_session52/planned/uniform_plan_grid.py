@@ -1,7 +1,7 @@
-"""The GQA plans of a grid of equal-length batches on the H200 preset, as JSON, to count what a
-planner change moves (session 52, v0.2.60 = bf1c691 against v0.2.61: 222 of 21,588 plans
-with lengths, all gpt-oss at qlen 4; 1,946 of 19,028 plans without lengths, which v0.2.61
-no longer halves). Run it on each tree and compare:
+"""The GQA plans of a grid of equal-length batches on the H200 preset (or `--preset NAME`), as
+JSON, to count what a planner change moves (session 52, v0.2.60 = bf1c691 against v0.2.61:
+222 of 21,588 plans with lengths, all gpt-oss at qlen 4; 1,946 of 19,028 plans without
+lengths, which v0.2.61 no longer halves). Run it on each tree and compare:
 
     PYTHONPATH=<old tree>/src python uniform_plan_grid.py /tmp/before.json
     PYTHONPATH=src python uniform_plan_grid.py /tmp/after.json        # add --no-lengths for
@@ -26,8 +26,8 @@ KEYS = (1000, 2048, 4000, 4096, 8192, 16384, 32768, 65536, 131072)
 TABLE_KEYS = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 
 
-def grid(lengthless: bool) -> dict:
-    spec = splitkv.DeviceSpec.preset("h200")
+def grid(lengthless: bool, preset: str = "h200") -> dict:
+    spec = splitkv.DeviceSpec.preset(preset)
     plans = {}
     keys_grid = TABLE_KEYS if lengthless else KEYS
     for model, qlen, requests, keys in itertools.product(GQA_MODELS, (1, 2, 4, 8), range(1, 129),
@@ -50,6 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", nargs="?")
     parser.add_argument("--no-lengths", action="store_true")
+    parser.add_argument("--preset", default="h200", help="the device preset planned for")
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
     args = parser.parse_args()
     if args.compare:
@@ -60,7 +61,7 @@ def main() -> None:
             print(f"{key:28s} {before[key]} -> {after[key]}")
         return
     with open(args.out, "w") as out:
-        json.dump(grid(args.no_lengths), out)
+        json.dump(grid(args.no_lengths, args.preset), out)
 
 
 if __name__ == "__main__":
