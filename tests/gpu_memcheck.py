@@ -26,17 +26,20 @@ def gqa_decode_corrupt(gqa, plan, pages: dict, lengths: dict) -> None:
 
 def gqa_default_then_corrupt(lengths: list, heads: tuple, page_size: int, dev: str,
                              expect: dict, pages: dict, corrupt_lengths: dict,
-                             qlen: int = 1) -> None:  # fmt: skip
+                             qlen: int = 1, preset: str | None = None) -> None:  # fmt: skip
     """A GQA batch (`heads`: q heads, kv heads, head dim) on the planner's default for its
-    lengths, whose plan has the fields `expect` names and prefetches page ids: checked against
-    the reference, then decoded with corrupt page ids and lengths (`gqa_decode_corrupt`)."""
+    lengths (on the GPU at hand, or a `preset`'s), whose plan has the fields `expect` names
+    and prefetches page ids unless `expect` says otherwise: checked against the reference,
+    then decoded with corrupt page ids and lengths (`gqa_decode_corrupt`)."""
     q_heads, kv_heads, dim = heads
     gqa = random_gqa_case(lengths, q_heads, kv_heads, dim, qlen=qlen, page_size=page_size,
                           dtype=torch.bfloat16, device=dev)  # fmt: skip
+    spec = None if preset is None else splitkv.DeviceSpec.preset(preset)
     plan = splitkv.plan_decode(len(lengths), max(lengths), q_heads, qlen=qlen, kind="gqa",
                                num_kv_heads=kv_heads, head_dim=dim, page_size=page_size,
-                               device=dev, seq_lens=lengths)  # fmt: skip
-    assert plan.page_prefetch and all(getattr(plan, k) == v for k, v in expect.items()), plan
+                               device=dev, seq_lens=lengths, device_spec=spec)  # fmt: skip
+    expect = {"page_prefetch": True, **expect}
+    assert all(getattr(plan, k) == v for k, v in expect.items()), plan
     out, lse = splitkv.gqa_decode(*gqa.args, plan=plan)
     check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args))
     gqa_decode_corrupt(gqa, plan, pages, corrupt_lengths)
@@ -222,14 +225,18 @@ def main() -> None:
     # The balanced program loop on the warp-specialized Gluon kernels (Hopper): 64-row tiles,
     # and 16, 32 and (opt-in) 64 rows with the keys as rows; then with whole pieces (one-piece
     # requests' rows and lse written by stage 1) and early start (launched as a dependent of
-    # the kernel ahead); a 32-row block on two consumer warpgroups (the opt-in); the 64-row
-    # tile's alternating consumers (the opt-in).
+    # the kernel ahead), and whole pieces on the 64-row tile's two warpgroups (opt-in); a
+    # 32-row block on two consumer warpgroups (the opt-in); the 64-row tile's alternating
+    # consumers (the opt-in), with whole pieces too.
     if torch.cuda.get_device_capability()[0] == 9:
         whole = {"keys_as_rows": True, "whole_pieces": True, "early_start": True}
         for heads, qlen, page_size, knobs in ((128, 1, 8, {}), (16, 4, 64, {}), (12, 1, 16, {}),
                                               (12, 2, 64, {}), (12, 4, 16, {"keys_as_rows": True}),
                                               (12, 1, 16, whole), (12, 2, 64, whole),
                                               (12, 4, 16, whole),
+                                              (12, 4, 64, {"whole_pieces": True}),
+                                              (12, 4, 16, {"whole_pieces": True,
+                                                           "alternate_blocks": True}),
                                               (12, 2, 16, {"consumer_groups": 2}),
                                               (128, 1, 8, {"alternate_blocks": True}),
                                               (12, 4, 64, {"alternate_blocks": True})):  # fmt: skip
@@ -324,6 +331,13 @@ def main() -> None:
                                  {(0, 7): 1 << 30, (0, -1): -5}, {0: 1 << 30})  # fmt: skip
     gqa_default_then_corrupt([8192] * 4, (32, 8, 128), 1, dev, {**long_split, "num_splits": 8},
                              {(1, 5): 1 << 30, (3, -1): -5}, {2: 1 << 30})  # fmt: skip
+    # The H100 preset's uniform tile at the long-split count (v0.2.69: 128-key blocks, 2
+    # stages, no page ids ahead) on 8 splits of 2,048 keys, over 16-key pages.
+    wide_uniform = {"schedule": "uniform", "block_h": 32, "block_n": 128, "split_num_stages": 2,
+                    "page_prefetch": False}  # fmt: skip
+    gqa_default_then_corrupt([16384] * 3, (64, 8, 128), 16, dev, wide_uniform,
+                             {(1, 5): 1 << 30, (2, -1): -5}, {0: 1 << 30, 2: -3}, qlen=4,
+                             preset="h100")  # fmt: skip
     wide_uniform_tiles(dev)
     default_one_splits(dev)
     packed_kv_heads(dev)

@@ -505,14 +505,17 @@ def test_balanced_program_loop_replays_with_new_lengths():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("heads,qlen,page_size", [(12, 1, 64), (16, 2, 8), (12, 1, 256)])
+@pytest.mark.parametrize(
+    "heads,qlen,page_size", [(12, 1, 64), (16, 2, 8), (12, 1, 256), (12, 4, 64), (16, 4, 16)]
+)
 @pytest.mark.parametrize("num_programs", [None, 7])
 @pytest.mark.parametrize("return_lse", [True, False])
 def test_program_loop_whole_pieces_into_strided_outputs(heads, qlen, page_size, num_programs,
                                                        return_lse):  # fmt: skip
-    # whole_pieces (the keys-as-rows loop; on by default at qlen 1): one-piece requests' rows
-    # go straight to out (here a view whose heads are 1,024 elements apart) and, when asked, to
-    # a strided lse (requests 2 x heads apart); the merge folds the rest. Against the reference.
+    # whole_pieces (the keys-as-rows loop; on by default at qlen 1; opt-in on the 64-row loop's
+    # two warpgroups at qlen 4): one-piece requests' rows go straight to out (here a view whose
+    # heads are 1,024 elements apart) and, when asked, to a strided lse (requests 2 x heads
+    # apart); the merge folds the rest. Against the reference.
     case = random_mla_case(lengths_for_ragged(qlen), heads, qlen=qlen, page_size=page_size,
                            dtype=torch.bfloat16, device="cuda")  # fmt: skip
     batch, columns = case.page_table.shape
@@ -520,7 +523,8 @@ def test_program_loop_whole_pieces_into_strided_outputs(heads, qlen, page_size, 
                                page_size=page_size, dtype=torch.bfloat16, device="cuda",
                                schedule="balanced", num_programs=num_programs,
                                warp_specialized=True, whole_pieces=True)  # fmt: skip
-    assert plan.whole_pieces and plan.keys_as_rows and plan.program_loop
+    assert plan.whole_pieces and plan.program_loop
+    assert plan.keys_as_rows == (heads * qlen <= 32)
     plan.workspace.partial_o.fill_(float("nan"))
     plan.workspace.partial_lse.fill_(float("nan"))
     check_into_strided_outputs(case, plan, return_lse)

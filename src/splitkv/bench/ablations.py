@@ -3,6 +3,8 @@ order, the blocked merge, and latency hiding in the split loop."""
 
 from __future__ import annotations
 
+import torch
+
 from splitkv.bench.shapes import (
     BenchShape,
     gqa_shapes,
@@ -52,6 +54,17 @@ def merge_tile_shapes() -> list[BenchShape]:
     return ragged + mtp + uniform + [BenchShape(12, ctx, 1) for ctx in CONTEXTS]
 
 
+def mtp_loop_shapes() -> list[BenchShape]:
+    """Issue 5's ragged and one-long batches at qlen 2 and 4 (MTP): the Gluon program loop on
+    the 32-row keys-as-rows and the 64-row tiles."""
+    return [
+        s
+        for q in (2, 4)
+        for s in special_shapes(12, qlen=q)
+        if s.label.startswith(("ragged", "1x"))
+    ]
+
+
 def warp_specialized_shapes() -> list[BenchShape]:
     """Target 3's compute-bound shapes (128 heads; 16 heads x qlen 8) and MTP at qlen 4: the
     64-row tiles the warp-specialized kernel runs."""
@@ -71,6 +84,8 @@ _BALANCED_TMA = {
     "program_loop": False,
 }  # fmt: skip
 _NO_PREFETCH = {"page_prefetch": False, "block_n": 64}
+# The balanced schedule's program loop (the default for 32- and 64-row MLA tiles).
+_LOOP = {"schedule": "balanced", "program_loop": True}
 
 # name: (trials, shapes, measure the merge's own time)
 ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
@@ -187,6 +202,24 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
         ],
         warp_specialized_shapes,
         False,
+    ),
+    "mtp_loop": (  # the Gluon program loop's knobs at qlen 2 and 4 (issue 5's MTP targets)
+        [
+            Trial("default plan", {}),
+            # A one-piece request writes its own output: on by default at qlen 1 only; the
+            # 64-row loop's never measured (docs/perf.md session 58).
+            Trial("whole pieces", _LOOP | {"whole_pieces": True}),
+            Trial("bf16 partials", _LOOP | {"partial_dtype": torch.bfloat16}),
+            Trial(
+                "whole pieces, bf16 partials",
+                _LOOP | {"whole_pieces": True, "partial_dtype": torch.bfloat16},
+            ),
+            # One of these is each shape's default (2 at 64 rows, 4 at 32): a repeat of it.
+            *(Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (1, 2, 4, 8)),
+            Trial("early start", _LOOP | {"early_start": True}),
+        ],
+        mtp_loop_shapes,
+        True,
     ),
     "gqa_schedule": (  # GQA's balanced grid: one wave of programs, or of launched pieces
         [
