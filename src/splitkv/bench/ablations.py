@@ -3,6 +3,8 @@ order, the blocked merge, and latency hiding in the split loop."""
 
 from __future__ import annotations
 
+import random
+
 import torch
 
 from splitkv.bench.shapes import (
@@ -63,6 +65,25 @@ def mtp_loop_shapes() -> list[BenchShape]:
         for s in special_shapes(12, qlen=q)
         if s.label.startswith(("ragged", "1x"))
     ]
+
+
+def wide_loop_shapes() -> list[BenchShape]:
+    """The Gluon program loop's 64-row head blocks (one a request: 12-16 heads x qlen 4, 32 x
+    qlen 2, 64 x qlen 1; two: 128 heads, 16 x qlen 8) on issue 5's ragged and one-long batches,
+    and three seeded ragged batches at 12 heads x qlen 4."""
+    special = [
+        s
+        for heads, qlen in ((12, 4), (16, 4), (32, 2), (64, 1), (128, 1), (16, 8))
+        for s in special_shapes(heads, qlen=qlen)
+        if s.label.startswith(("ragged", "1x"))
+    ]
+    rng = random.Random(58)
+    seeded = []
+    for batch, longest in ((16, 131072), (32, 32768), (64, 8192)):
+        lengths = tuple(rng.randint(1, longest) for _ in range(batch))
+        label = f"{batch} x 1-{longest} qlen 4"
+        seeded.append(BenchShape(12, max(lengths), batch, 4, seq_lens=lengths, label=label))
+    return special + seeded
 
 
 def warp_specialized_shapes() -> list[BenchShape]:
@@ -220,6 +241,11 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
         ],
         mtp_loop_shapes,
         True,
+    ),
+    "loop_piece_cost": (  # the 64-row program loop's piece cost (the default 2: the H200's)
+        [Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (2, 3, 4, 5, 6, 8, 12)],
+        wide_loop_shapes,
+        False,
     ),
     "gqa_schedule": (  # GQA's balanced grid: one wave of programs, or of launched pieces
         [
