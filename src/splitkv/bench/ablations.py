@@ -243,7 +243,7 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
         True,
     ),
     "loop_piece_cost": (  # the 64-row program loop's piece cost (the default 2: the H200's)
-        [Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (2, 3, 4, 5, 6, 8, 12)],
+        [Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (2, 3, 4, 6, 8)],
         wide_loop_shapes,
         False,
     ),
