@@ -1,0 +1,31 @@
+# Sourced by a device call's script (`benchmarks/results/*/runNNN.sh`, run from the checkout's
+# root): the start every call shares and the helpers its parts use.
+#   $L        the folder of the call's logs (under $OUT), with rev.txt and gpu_env.txt in it
+#   fits N P  true when part P's N seconds still fit before the call's CALL_LIMIT (580 s)
+#   ab NAME LIMIT ARGS...  tools/gqa_plan_ab.py --rounds 2 ARGS, its summary, its wrong results
+#   pack_logs  $L as $OUT/logs.tgz: the device tool returns at most 8 files a call
+set -o pipefail
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
+L=$OUT/logs
+mkdir -p "$L"
+git rev-parse HEAD > "$L/rev.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$L/gpu_env.txt"
+CALL_LIMIT=${CALL_LIMIT:-580}
+
+fits() {
+  [ $((SECONDS + $1)) -lt "$CALL_LIMIT" ] || { echo "skipped $2 at ${SECONDS} s"; return 1; }
+}
+
+ab() {
+  local name=$1 limit=$2
+  shift 2
+  timeout "$limit" python3 tools/gqa_plan_ab.py --rounds 2 "$@" --out "$L/$name.jsonl" \
+    > /dev/null 2> "$L/$name.err"
+  echo "$name exit $? at ${SECONDS} s"
+  python3 tools/ab_summary.py "$L/$name.jsonl" --plans | tee "$L/${name}_summary.txt"
+  grep WRONG "$L/$name.err" || echo "$name: every variant within the tolerance"
+}
+
+pack_logs() {
+  tar -czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$L"
+}
