@@ -229,8 +229,8 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
     "mtp_loop": (  # the Gluon program loop's knobs at qlen 2 and 4 (issue 5's MTP targets)
         [
             Trial("default plan", {}),
-            # A one-piece request writes its own output: on by default at qlen 1 only; the
-            # 64-row loop's never measured (docs/perf.md session 58).
+            # A one-piece request writes its own output: on by default at qlen 1 only (the
+            # 64-row loop's lost 0.5-0.7% on the H100, docs/perf.md session 58).
             Trial("whole pieces", _LOOP | {"whole_pieces": True}),
             Trial("bf16 partials", _LOOP | {"partial_dtype": torch.bfloat16}),
             Trial(
