@@ -14,6 +14,7 @@ from splitkv.bench.shapes import (
     prefix_mix_shape,
     shared_prefix_shape,
     special_shapes,
+    with_labels,
 )
 from splitkv.bench.sweep import Trial
 
@@ -56,15 +57,15 @@ def merge_tile_shapes() -> list[BenchShape]:
     return ragged + mtp + uniform + [BenchShape(12, ctx, 1) for ctx in CONTEXTS]
 
 
+def ragged_and_one_long(heads: int, qlen: int) -> list[BenchShape]:
+    """Issue 5's ragged batch and its one long request beside 47 short, at `heads` x `qlen`."""
+    return with_labels(special_shapes(heads, qlen=qlen), ["ragged", "1x"])
+
+
 def mtp_loop_shapes() -> list[BenchShape]:
     """Issue 5's ragged and one-long batches at qlen 2 and 4 (MTP): the Gluon program loop on
     the 32-row keys-as-rows and the 64-row tiles."""
-    return [
-        s
-        for q in (2, 4)
-        for s in special_shapes(12, qlen=q)
-        if s.label.startswith(("ragged", "1x"))
-    ]
+    return [s for q in (2, 4) for s in ragged_and_one_long(12, q)]
 
 
 def wide_loop_shapes() -> list[BenchShape]:
@@ -72,12 +73,8 @@ def wide_loop_shapes() -> list[BenchShape]:
     qlen 2, 64 x qlen 1), on issue 5's ragged and one-long batches, and three seeded ragged
     batches at 12 heads x qlen 4. (Two head blocks a request run the alternating consumers,
     whose piece cost counts 32-key units.)"""
-    special = [
-        s
-        for heads, qlen in ((12, 4), (16, 4), (32, 2), (64, 1))
-        for s in special_shapes(heads, qlen=qlen)
-        if s.label.startswith(("ragged", "1x"))
-    ]
+    heights = ((12, 4), (16, 4), (32, 2), (64, 1))
+    special = [s for heads, qlen in heights for s in ragged_and_one_long(heads, qlen)]
     rng = random.Random(58)
     seeded = []
     for batch, longest in ((16, 131072), (32, 32768), (64, 8192)):
