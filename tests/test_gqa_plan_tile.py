@@ -20,14 +20,8 @@ def tile_of(spec, model, qlen, requests, keys, lengths=True):
         kind="gqa", num_kv_heads=kv_heads, head_dim=head_dim,
         seq_lens=[keys] * requests if lengths else None,
     )  # fmt: skip
-    return (
-        plan.schedule,
-        plan.num_splits,
-        plan.block_h,
-        plan.block_n,
-        plan.split_num_stages,
-        (plan.page_prefetch),
-    )
+    fields = ("schedule", "num_splits", "block_h", "block_n", "split_num_stages", "page_prefetch")
+    return tuple(getattr(plan, f) for f in fields)
 
 
 def test_the_h100_keeps_the_uniform_tile_on_long_splits_of_several_requests():
