@@ -64,6 +64,9 @@ class PartitionTunables:
         past it the attention is compute-bound, and a call takes the cascade only where it
         pads the tensor-core tiles less than decoding plainly (`prefix.py`). None: the
         cascade at any row count.
+    wide_loop_piece_cost: the Gluon program loop's `piece_cost` on its 64-row head blocks, one
+        a request (not the keys-as-rows or the alternating consumers), in 64-key blocks; 0
+        keeps `warp_specialized.PIECE_COST` (2, the H200's).
     fitted: False while the values are seed 001's MI355X constants carried over unmeasured.
     """
 
@@ -86,6 +89,7 @@ class PartitionTunables:
     gqa_balanced_min_blocks: int = 0
     gqa_wide_uniform_split_keys: int = 0
     prefix_max_rows: int | None = None
+    wide_loop_piece_cost: int = 0
     fitted: bool = False
 
 
@@ -242,8 +246,13 @@ def _hopper_on(
 # The H100 streams 0.7x the H200's bytes an SM: there the 32-row head-dim-128 uniform tile
 # outran the long-split tile at the same split count wherever two requests or more split into
 # 2,048 keys or more (docs/perf.md session 57, run172-174: 19 of 19 batches, 0.7-6.6%; level on
-# one request, 2-3% behind at 64-128 splits of 1,024 keys).
-_H100_TUNABLES = dataclasses.replace(_NVIDIA_TUNABLES, gqa_wide_uniform_split_keys=2048)
+# one request, 2-3% behind at 64-128 splits of 1,024 keys). Its Gluon program loop counts a
+# piece as 4 key blocks on 64-row head blocks, where the H200's 2 was fitted: 11 batches of
+# 12-64 heads x qlen 1-4, geomean 1.3% faster, none slower (one-long 2.3-2.9%; docs/perf.md
+# session 59, run178).
+_H100_TUNABLES = dataclasses.replace(
+    _NVIDIA_TUNABLES, gqa_wide_uniform_split_keys=2048, wide_loop_piece_cost=4
+)
 
 _PRESETS = {
     "h100": _hopper_on("h100", 132, 1, 50 * MiB, 3.35e12, tunables=_H100_TUNABLES),

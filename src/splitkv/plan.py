@@ -651,7 +651,8 @@ def plan_decode(
                                             block_h, num_head_blocks)  # fmt: skip
     # The alternating consumers' blocks are 32 keys: the merge and the schedule count those.
     block_n_ws = ws.ALTERNATE_BLOCK_N if alternate_blocks else ws.BLOCK_N
-    piece_cost = piece_cost_for(piece_cost, program_loop, block_n_ws, keys_as_rows, block_h)
+    piece_cost = piece_cost_for(piece_cost, program_loop, block_n_ws, keys_as_rows, block_h,
+                                warp_specialized=warp_specialized, spec=spec)  # fmt: skip
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = block_n_ws, ws.num_warps_for(block_h), ws.NUM_STAGES

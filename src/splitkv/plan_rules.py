@@ -144,16 +144,25 @@ def block_h_for(requested: int | None, kind: str, group_rows: int, spec: DeviceS
     return requested
 
 
-def piece_cost_for(requested: int | None, program_loop: bool, block_n: int = ws.BLOCK_N,
-                   keys_as_rows: bool = False, block_h: int = 0) -> int:  # fmt: skip
+def piece_cost_for(
+    requested: int | None, program_loop: bool, block_n: int = ws.BLOCK_N,
+    keys_as_rows: bool = False, block_h: int = 0, *,
+    warp_specialized: bool = False, spec: DeviceSpec | None = None,
+) -> int:  # fmt: skip
     """The plan's `piece_cost`: as requested (the program loop only), else the measured
     default on either program loop (the Gluon and the Triton one; the keys-as-rows
-    consumers' 32-row blocks their own), 0 without a loop. The default counts 64-key
+    consumers' 32-row blocks their own, the Gluon loop's 64-row blocks the device's
+    `wide_loop_piece_cost` where it has one), 0 without a loop. The default counts 64-key
     blocks: the same cost in twice as many units of 32 keys."""
     if requested is None:
         if not program_loop:
             return 0
-        blocks = ws.PIECE_COST_32_ROWS if keys_as_rows and block_h == 32 else ws.PIECE_COST
+        blocks = ws.PIECE_COST
+        if keys_as_rows and block_h == 32:
+            blocks = ws.PIECE_COST_32_ROWS
+        wide = warp_specialized and not keys_as_rows and block_h == 64 and block_n == ws.BLOCK_N
+        if wide and spec is not None and spec.tunables.wide_loop_piece_cost:
+            blocks = spec.tunables.wide_loop_piece_cost
         return blocks * (ws.BLOCK_N // block_n)
     check_int("piece_cost", requested, 0, 1 << 16)
     if requested and not program_loop:

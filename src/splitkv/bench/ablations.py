@@ -68,21 +68,42 @@ def mtp_loop_shapes() -> list[BenchShape]:
     return [s for q in (2, 4) for s in ragged_and_one_long(12, q)]
 
 
+WIDE_LOOP_HEIGHTS = ((12, 4), (16, 4), (32, 2), (64, 1))  # 64 rows: one head block a request
+
+
+def seeded_ragged(heads: int, qlen: int, seed: int, one_long: bool = False) -> list[BenchShape]:
+    """Three ragged batches of random lengths (16 x 1-131,072, 32 x 1-32,768, 64 x 1-8,192),
+    the same for a seed; `one_long` adds a fourth, 1 x 196,608 beside 31 of 1-4,096."""
+    rng = random.Random(seed)
+    shapes = []
+    for batch, longest in ((16, 131072), (32, 32768), (64, 8192)):
+        lengths = tuple(rng.randint(1, longest) for _ in range(batch))
+        label = f"{batch} x 1-{longest} qlen {qlen}"
+        shapes.append(BenchShape(heads, max(lengths), batch, qlen, seq_lens=lengths, label=label))
+    if one_long:
+        lengths = (196608, *(rng.randint(1, 4096) for _ in range(31)))
+        label = f"1x196608+31 x 1-4096 qlen {qlen}"
+        shapes.append(BenchShape(heads, 196608, 32, qlen, seq_lens=lengths, label=label))
+    return shapes
+
+
 def wide_loop_shapes() -> list[BenchShape]:
     """The Gluon program loop's 64-row head blocks, one a request (12-16 heads x qlen 4, 32 x
     qlen 2, 64 x qlen 1), on issue 5's ragged and one-long batches, and three seeded ragged
     batches at 12 heads x qlen 4. (Two head blocks a request run the alternating consumers,
     whose piece cost counts 32-key units.)"""
-    heights = ((12, 4), (16, 4), (32, 2), (64, 1))
-    special = [s for heads, qlen in heights for s in ragged_and_one_long(heads, qlen)]
-    rng = random.Random(58)
-    seeded = []
-    for batch, longest in ((16, 131072), (32, 32768), (64, 8192)):
-        lengths = tuple(rng.randint(1, longest) for _ in range(batch))
-        label = f"{batch} x 1-{longest} qlen 4"
-        seeded.append(BenchShape(12, max(lengths), batch, 4, seq_lens=lengths, label=label))
+    special = [s for heads, qlen in WIDE_LOOP_HEIGHTS for s in ragged_and_one_long(heads, qlen)]
     # The qlen 4 shapes (issue 5's unmet targets) first, then the other heights.
-    return special[:4] + seeded + special[4:]
+    return special[:4] + seeded_ragged(12, 4, seed=58) + special[4:]
+
+
+def wide_loop_held_out_shapes() -> list[BenchShape]:
+    """Batches `wide_loop_shapes` did not fit the piece cost on: three seeded ragged batches
+    and a one-long one at each 64-row height, a seed of its own (59-62)."""
+    heights = enumerate(WIDE_LOOP_HEIGHTS)
+    return [
+        s for i, (heads, qlen) in heights for s in seeded_ragged(heads, qlen, 59 + i, one_long=True)
+    ]
 
 
 def warp_specialized_shapes() -> list[BenchShape]:
@@ -234,17 +255,24 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
                 "whole pieces, bf16 partials",
                 _LOOP | {"whole_pieces": True, "partial_dtype": torch.bfloat16},
             ),
-            # One of these is each shape's default (2 at 64 rows, 4 at 32): a repeat of it.
+            # One of these is each shape's default (64 rows: 4 on the H100, 2 on the H200; 32 rows:
+            # 4): a repeat of it.
             *(Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (1, 2, 4, 8)),
             Trial("early start", _LOOP | {"early_start": True}),
         ],
         mtp_loop_shapes,
         True,
     ),
-    "loop_piece_cost": (  # the 64-row program loop's piece cost (the default 2: the H200's)
+    "loop_piece_cost": (  # the 64-row program loop's piece cost (default: H100 4, H200 2)
         [Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (2, 4, 6, 8)],
         wide_loop_shapes,
         False,
+    ),
+    "loop_piece_cost_held_out": (  # the device's default cost against 2 and 4 on other batches
+        [Trial("default plan", {})]
+        + [Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (2, 4)],
+        wide_loop_held_out_shapes,
+        True,
     ),
     "gqa_schedule": (  # GQA's balanced grid: one wave of programs, or of launched pieces
         [
