@@ -106,6 +106,15 @@ def wide_loop_held_out_shapes() -> list[BenchShape]:
     ]
 
 
+def alternate_loop_shapes() -> list[BenchShape]:
+    """The Gluon program loop's alternating consumers (two 64-row head blocks a request: 128
+    heads, 64 x qlen 2, 32 x qlen 4) on issue 5's ragged and one-long batches, and three
+    seeded ragged batches and a one-long one at 128 heads."""
+    heights = ((128, 1), (64, 2), (32, 4))
+    special = [s for heads, qlen in heights for s in ragged_and_one_long(heads, qlen)]
+    return special + seeded_ragged(128, 1, seed=63, one_long=True)
+
+
 def warp_specialized_shapes() -> list[BenchShape]:
     """Target 3's compute-bound shapes (128 heads; 16 heads x qlen 8) and MTP at qlen 4: the
     64-row tiles the warp-specialized kernel runs."""
@@ -273,6 +282,11 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
         + [Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (2, 4)],
         wide_loop_held_out_shapes,
         True,
+    ),
+    "alternate_piece_cost": (  # the alternating consumers' piece cost, in 32-key units
+        [Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (4, 8, 12, 16)],
+        alternate_loop_shapes,
+        False,
     ),
     "gqa_schedule": (  # GQA's balanced grid: one wave of programs, or of launched pieces
         [
