@@ -12,7 +12,7 @@ if grep -q H200 $L/gpu_env.txt; then
 else
   timeout 160 python3 -m splitkv bench --ablation alternate_piece_cost --heads 128 64 32 \
     --rep-ms 30 --out $L/alt1 --tag alt1 2>&1 | tee $L/alt1.txt \
-    | grep --line-buffered -E "^\[|p50|unsupported|wrong|crashed" | cut -c1-100
+    | grep --line-buffered -E "^\[|p50|unsupported|wrong|crashed"
   echo "alt1 exit $? at ${SECONDS} s"
 fi
 pack_logs
