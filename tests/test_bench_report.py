@@ -105,6 +105,30 @@ def test_ablations_cover_the_issue_shapes():
                                "program_loop": False}  # fmt: skip
 
 
+@pytest.mark.triton_3_6
+@pytest.mark.parametrize(
+    "name,alternate", [("loop_piece_cost", False), ("loop_piece_cost_held_out", False),
+                       ("alternate_piece_cost", True)],
+)  # fmt: skip
+def test_the_piece_cost_ablations_plan_the_tile_they_name(name, alternate):
+    # Each trial's cost must reach the tile it is fitted for: the Gluon loop's 64-row head
+    # blocks, one a request (alternate: two, on the alternating consumers), on the H100 preset
+    # that takes the fit.
+    import splitkv
+    from splitkv.device import DeviceSpec
+
+    trials, make_shapes, _ = ABLATIONS[name]
+    for shape in make_shapes():
+        plan = splitkv.plan_decode(
+            shape.batch, shape.context, shape.heads, qlen=shape.qlen, seq_lens=shape.lengths,
+            device="meta", device_spec=DeviceSpec.preset("h100"), **trials[-1].knobs,
+        )  # fmt: skip
+        assert plan.program_loop and plan.warp_specialized and plan.block_h == 64, shape.label
+        assert not plan.keys_as_rows and plan.alternate_blocks == alternate, shape.label
+        assert plan.num_head_blocks == (2 if alternate else 1), shape.label
+        assert plan.piece_cost == trials[-1].knobs["piece_cost"]
+
+
 @pytest.fixture
 def result():
     ok = {
