@@ -3,6 +3,9 @@
 #   $L        the folder of the call's logs (under $OUT), with rev.txt and gpu_env.txt in it
 #   fits N P  true when part P's N seconds still fit before the call's CALL_LIMIT (580 s)
 #   ab NAME LIMIT ARGS...  tools/gqa_plan_ab.py --rounds 2 ARGS, its summary, its wrong results
+#   bench NAME LIMIT ARGS...  `splitkv bench ARGS --out $L/NAME --tag NAME`, its log in
+#             $L/NAME.txt and its shape and p50 rows printed as they come (a call cut at the
+#             device's limit still returns the rows it printed)
 #   pack_logs  $L as $OUT/logs.tgz: the device tool returns at most 8 files a call
 set -o pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
@@ -24,6 +27,14 @@ ab() {
   echo "$name exit $? at ${SECONDS} s"
   python3 tools/ab_summary.py "$L/$name.jsonl" --plans | tee "$L/${name}_summary.txt"
   grep WRONG "$L/$name.err" || echo "$name: every variant within the tolerance"
+}
+
+bench() {
+  local name=$1 limit=$2
+  shift 2
+  timeout "$limit" python3 -m splitkv bench "$@" --out "$L/$name" --tag "$name" 2>&1 \
+    | tee "$L/$name.txt" | grep --line-buffered -E "^\[|p50|unsupported|wrong|crashed"
+  echo "$name exit ${PIPESTATUS[0]} at ${SECONDS} s"  # the bench's own, not grep's
 }
 
 pack_logs() {
