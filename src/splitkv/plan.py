@@ -576,6 +576,12 @@ def plan_decode(
         spec=spec,
     )  # fmt: skip
     ws_splits = gluon.splits
+    if kind == "mla" and block_h in ws.NARROW_BLOCK_H and default_splits:
+        # The keys-as-rows kernel holds one program per SM (164-185 KB of shared memory), where
+        # the Triton tile of the same height holds two: its split count fills waves of one per
+        # SM (H200, 12-16 heads: 327k x 1 best at 128 splits, 327k x 8 at 16; docs/perf.md
+        # v0.2.9a). The schedule model weighs that count; a plan on the kernel takes it.
+        ws_splits = narrow_gluon_splits(ws_splits, batch_size, keys, rows, block_h, spec)
     equal_shares = False
     # The balanced GQA grid, computed once: the schedule model weighs it, a balanced plan takes it.
     gqa_grid = None
@@ -586,12 +592,12 @@ def plan_decode(
                                      spec.tunables.gqa_balanced_min_blocks)  # fmt: skip
     if schedule == "auto":
         schedule, equal_shares = auto_schedule(
-            lengths, kind=kind, batch_size=batch_size, keys=keys, rows=rows, block_h=block_h,
+            lengths, kind=kind, batch_size=batch_size, keys=keys, block_h=block_h,
             block_n=block_n, tile_head_dim=tile_head_dim, dtype=dtype, num_splits=num_splits,
             short_split_keys=short_split_keys, default_splits=default_splits,
             num_programs=num_programs, default_grid=default_grid,
             programs_a_split=programs_a_split, wave=wave, gqa_tiled=gqa_tiled, gqa_grid=gqa_grid,
-            gluon=gluon, program_loop=program_loop, spec=spec,
+            gluon=gluon, gluon_splits=ws_splits, program_loop=program_loop, spec=spec,
         )  # fmt: skip
     balanced = schedule == "balanced"
     loop_defaulted = program_loop is None
@@ -635,16 +641,11 @@ def plan_decode(
         num_programs = gqa_grid
     elif default_grid and balanced and not program_loop:
         num_programs = balanced_grid(kind, block_h, num_programs, batch_size)
-    if warp_specialized and block_h in ws.NARROW_BLOCK_H:
-        # The keys-as-rows kernel holds one program per SM (164-185 KB of shared memory), where
-        # the Triton tile of the same height holds two: its split count fills waves of one per
-        # SM, and its program loop takes one wave (H200, 12-16 heads: 327k x 1 best at 128
-        # splits, 327k x 8 at 16; ragged 131.8 us with two programs per SM, 116.1 with one;
+    if warp_specialized and block_h in ws.NARROW_BLOCK_H and default_grid and program_loop:
+        # The keys-as-rows kernel's one program per SM (`ws_splits` above): its program loop
+        # takes one wave (H200 ragged: 131.8 us with two programs per SM, 116.1 with one;
         # docs/perf.md v0.2.9a).
-        if default_splits:
-            ws_splits = narrow_gluon_splits(ws_splits, batch_size, keys, rows, block_h, spec)
-        if default_grid and program_loop:
-            num_programs = max(1, spec.compute_units // programs_a_split)
+        num_programs = max(1, spec.compute_units // programs_a_split)
     keys_as_rows = keys_as_rows_for(keys_as_rows, warp_specialized, block_h)
     consumer_groups = consumer_groups_for(consumer_groups, warp_specialized, keys_as_rows, block_h)
     alternate_blocks = alternate_blocks_for(alternate_blocks, warp_specialized, keys_as_rows,

@@ -16,7 +16,6 @@ from splitkv.plan_rules import (
     MIN_DOT,
     gqa_graph_plan_balanced,
     loop_streams_long_batch,
-    narrow_gluon_splits,
 )
 from splitkv.schedule import modelled_schedule
 
@@ -27,7 +26,6 @@ def auto_schedule(
     kind: str,
     batch_size: int,
     keys: int,
-    rows: int,
     block_h: int,
     block_n: int | None,
     tile_head_dim: int,
@@ -42,25 +40,22 @@ def auto_schedule(
     gqa_tiled: bool,
     gqa_grid: int | None,
     gluon: GluonOutlook,
+    gluon_splits: int,
     program_loop: bool | None,
     spec: DeviceSpec,
 ) -> tuple[str, bool]:
     """(schedule, equal_shares) for `batch_size` requests of the given `lengths` (empty: not
-    known) up to `keys` keys, on `num_splits` uniform splits (`gluon.splits` on the Gluon
-    kernel, where it may run) or `num_programs` balanced programs a kv head and head
-    block (`gqa_grid`: GQA's own balanced grid, where it has one). `equal_shares`: the
-    balanced schedule was taken from uniform splits, so every row's partials are equal
-    shares (the merge's tile then fits them, plan_merge.py)."""
+    known) up to `keys` keys, on `num_splits` uniform splits (`gluon_splits` on the Gluon
+    kernel, where it may run: its count, narrowed on the keys-as-rows tiles) or
+    `num_programs` balanced programs a kv head and head block (`gqa_grid`: GQA's own
+    balanced grid, where it has one). `equal_shares`: the balanced schedule was taken from
+    uniform splits, so every row's partials are equal shares (the merge's tile then fits
+    them, plan_merge.py)."""
     schedule = "uniform"
     if lengths and short_split_keys is None:
         # The model counts 64-key blocks: the unit cancels between the two schedules.
         narrow = block_h in ws.NARROW_BLOCK_H
-        modelled_gluon_splits = None
-        if gluon.may_run and default_grid:
-            modelled_gluon_splits = gluon.splits
-            if narrow and default_splits:
-                modelled_gluon_splits = narrow_gluon_splits(gluon.splits, batch_size, keys, rows,
-                                                            block_h, spec)  # fmt: skip
+        modelled_gluon_splits = gluon_splits if gluon.may_run and default_grid else None
         model_splits = num_splits
         if gqa_tiled and default_grid and programs_a_split == 1:
             # On one kv head and head block, the uniform plan's own count: the long-split
