@@ -407,8 +407,10 @@ def plan_decode(
             128 heads ragged 304.4 -> 285.1, docs/perf.md v0.2.8e; Triton, 12 heads x qlen 2
             ragged 202.7 -> 183.5, one-long 218.9 -> 196.1, v0.2.8f), `PIECE_COST_32_ROWS`
             (4) on the keys-as-rows consumers' 32-row blocks (one-long 1-4 us faster at 12
-            and 16 heads x qlen 2 and 32 heads, ragged level to 0.8 us slower; session 23);
-            0 without a loop.
+            and 16 heads x qlen 2 and 32 heads, ragged level to 0.8 us slower; session 23),
+            the device's `wide_loop_piece_cost` on the Gluon loop's 64-row head blocks, one a
+            request, where it has one (H100: 4; 11 batches 1.3% faster in the geomean, 16
+            held-out ones 0.6%; session 59); 0 without a loop.
         whole_pieces: the Gluon program loop: a piece that holds all of its request's keys
             (a short request inside one program's share) writes the request's output and lse
             itself, and the merge's programs for its rows return before reading any partial
