@@ -248,7 +248,7 @@ def _hopper_on(
 # 2,048 keys or more (docs/perf.md session 57, run172-174: 19 of 19 batches, 0.7-6.6%; level on
 # one request, 2-3% behind at 64-128 splits of 1,024 keys). Its Gluon program loop counts a
 # piece as 4 key blocks on 64-row head blocks, where the H200's 2 was fitted: 11 batches of
-# 12-64 heads x qlen 1-4, geomean 1.3% faster, none slower (one-long 2.3-2.9%; docs/perf.md
+# 12-64 heads x qlen 1-4, geomean 1.3% faster, none slower (one-long 2.3-3.1%; docs/perf.md
 # session 59, run178).
 _H100_TUNABLES = dataclasses.replace(
     _NVIDIA_TUNABLES, gqa_wide_uniform_split_keys=2048, wide_loop_piece_cost=4
