@@ -217,12 +217,6 @@ def test_gqa_balanced_wide_tiles_prefetch_three_stages(qlen, page_size, dtype, d
     # 3 stages on tiles of 32 rows (group 8 x qlen 4 / 8), blocks over several pages.
     from splitkv.testing import random_gqa_case
 
-    if device.type == "cpu" and qlen == 8 and (dtype == torch.float32) == (page_size == 16):
-        # The interpreter's slowest cases (two 32-row head blocks, 40-46 s each): at qlen 8
-        # the CPU runs float32 on pages of 1 and float16 on pages of 16, so each dtype and
-        # page size still runs there (every pair at qlen 4, and on the GPU).
-        pytest.skip("qlen 8 on the CPU: one dtype per page size")
-
     lengths = [max(n, qlen) if n else 0 for n in RAGGED]
     case = random_gqa_case(lengths, 16, 2, 32, qlen=qlen, page_size=page_size, dtype=dtype,
                            device=device, sinks=True)  # fmt: skip
