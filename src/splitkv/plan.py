@@ -578,9 +578,9 @@ def plan_decode(
         spec=spec,
     )  # fmt: skip
     ws_splits = gluon.splits
-    # (Only where the kernel can run at all: a plan of another GPU or the interpreter skips it.)
-    gluon_device = spec.warpgroup_mma and not interpreted
-    if kind == "mla" and block_h in ws.NARROW_BLOCK_H and default_splits and gluon_device:
+    # Only where the kernel may take the plan (by default, or asked for): elsewhere neither the
+    # schedule model nor the plan reads the count.
+    if (gluon.may_run or warp_specialized) and block_h in ws.NARROW_BLOCK_H and default_splits:
         # The keys-as-rows kernel holds one program per SM (164-185 KB of shared memory), where
         # the Triton tile of the same height holds two: its split count fills waves of one per
         # SM (H200, 12-16 heads: 327k x 1 best at 128 splits, 327k x 8 at 16; docs/perf.md
