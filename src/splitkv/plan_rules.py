@@ -147,7 +147,7 @@ def block_h_for(requested: int | None, kind: str, group_rows: int, spec: DeviceS
 def piece_cost_for(
     requested: int | None, program_loop: bool, block_n: int = ws.BLOCK_N,
     keys_as_rows: bool = False, block_h: int = 0, *,
-    warp_specialized: bool = False, spec: DeviceSpec | None = None,
+    warp_specialized: bool, spec: DeviceSpec,
 ) -> int:  # fmt: skip
     """The plan's `piece_cost`: as requested (the program loop only), else the measured
     default on either program loop (the Gluon and the Triton one; the keys-as-rows
@@ -161,7 +161,7 @@ def piece_cost_for(
         if keys_as_rows and block_h == 32:
             blocks = ws.PIECE_COST_32_ROWS
         wide = warp_specialized and not keys_as_rows and block_h == 64 and block_n == ws.BLOCK_N
-        if wide and spec is not None and spec.tunables.wide_loop_piece_cost:
+        if wide and spec.tunables.wide_loop_piece_cost:
             blocks = spec.tunables.wide_loop_piece_cost
         return blocks * (ws.BLOCK_N // block_n)
     check_int("piece_cost", requested, 0, 1 << 16)
