@@ -137,6 +137,12 @@ _NO_PREFETCH = {"page_prefetch": False, "block_n": 64}
 # The balanced schedule's program loop (the default for 32- and 64-row MLA tiles).
 _LOOP = {"schedule": "balanced", "program_loop": True}
 
+
+def _piece_costs(*costs: int) -> list[Trial]:
+    """The program loop at each piece cost (`plan_decode(piece_cost=)`)."""
+    return [Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in costs]
+
+
 # name: (trials, shapes, measure the merge's own time)
 ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
     "grid_order": (
@@ -266,25 +272,24 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             ),
             # One of these is each shape's default (64 rows: 4 on the H100, 2 on the H200; 32 rows:
             # 4): a repeat of it.
-            *(Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (1, 2, 4, 8)),
+            *_piece_costs(1, 2, 4, 8),
             Trial("early start", _LOOP | {"early_start": True}),
         ],
         mtp_loop_shapes,
         True,
     ),
     "loop_piece_cost": (  # the 64-row program loop's piece cost (default: H100 4, H200 2)
-        [Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (2, 4, 6, 8)],
+        _piece_costs(2, 4, 6, 8),
         wide_loop_shapes,
         False,
     ),
     "loop_piece_cost_held_out": (  # the device's default cost against 2 and 4 on other batches
-        [Trial("default plan", {})]
-        + [Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (2, 4)],
+        [Trial("default plan", {}), *_piece_costs(2, 4)],
         wide_loop_held_out_shapes,
         True,
     ),
     "alternate_piece_cost": (  # the alternating consumers' piece cost, in 32-key units
-        [Trial(f"piece cost {c}", _LOOP | {"piece_cost": c}) for c in (4, 8, 12, 16)],
+        _piece_costs(4, 8, 12, 16),
         alternate_loop_shapes,
         False,
     ),
