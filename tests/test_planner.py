@@ -901,17 +901,18 @@ def test_long_equal_batches_on_the_program_loop_fold_a_32_partial_tile():
     assert plan(8, schedule="balanced").merge_block_s == 64  # asked for: not assumed equal
 
 
+def one_long_plan(heads, qlen=1, spec=H200, **kw):
+    """The plan of issue 5's one-long batch (1 x 327,600 beside 47 of 100) on `spec`."""
+    return splitkv.plan_decode(48, 327600, heads, qlen=qlen, device="meta", device_spec=spec,
+                               seq_lens=[327600] + [100] * 47, **kw)  # fmt: skip
+
+
 @pytest.mark.triton_3_6
 def test_the_loops_piece_cost_follows_the_tile():
     # H200 (docs/perf.md session 23): the keys-as-rows consumers' 32-row blocks count a piece
     # as 4 key blocks (one-long 1-4 us faster, ragged within 0.8 us), the other tiles as 2 (in
     # 32-key units on the alternating consumers: 4).
-    one_long = [327600] + [100] * 47
-
-    def plan(heads, qlen=1, **kw):
-        return splitkv.plan_decode(48, 327600, heads, qlen=qlen, device="meta", device_spec=H200,
-                                   seq_lens=one_long, **kw)  # fmt: skip
-
+    plan = one_long_plan
     assert [plan(h, q).piece_cost for h, q in ((12, 2), (16, 2), (32, 1))] == [4, 4, 4]
     assert plan(12).piece_cost == plan(12, 4).piece_cost == 2  # 16 rows, the 64-row tile
     assert plan(128).alternate_blocks and plan(128).piece_cost == 4
@@ -924,11 +925,9 @@ def test_the_h100_loop_counts_a_piece_as_4_blocks_on_64_rows():
     # H100 (docs/perf.md session 59, run178): cost 4 on the 64-row Gluon loop, 11 batches 1.3%
     # faster in the geomean, none slower; its other tiles keep the H200's costs.
     h100 = DeviceSpec.preset("h100")
-    one_long = [327600] + [100] * 47
 
     def plan(heads, qlen=1, spec=h100, **kw):
-        return splitkv.plan_decode(48, 327600, heads, qlen=qlen, device="meta", device_spec=spec,
-                                   seq_lens=one_long, **kw)  # fmt: skip
+        return one_long_plan(heads, qlen, spec, **kw)
 
     wide = [(12, 4), (16, 4), (32, 2), (64, 1)]
     for heads, qlen in wide:
