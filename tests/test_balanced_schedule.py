@@ -220,7 +220,12 @@ def test_gqa_balanced_wide_tiles_prefetch_three_stages(qlen, page_size, dtype, d
     lengths = [max(n, qlen) if n else 0 for n in RAGGED]
     case = random_gqa_case(lengths, 16, 2, 32, qlen=qlen, page_size=page_size, dtype=dtype,
                            device=device, sinks=True)  # fmt: skip
-    for num_programs in (3, 11):
+    program_counts = (3, 11)
+    if device.type == "cpu":
+        # One count a case in the interpreter (10-30 s a count, the suite's slowest test): the
+        # two dtypes take opposite counts, so each qlen and page size still meets both.
+        program_counts = (program_counts[(dtype == torch.float16) == (page_size == 1)],)
+    for num_programs in program_counts:
         plan = splitkv.plan_decode(len(lengths), 448, 16, qlen=qlen, page_size=page_size,
                                    dtype=dtype, device=device, kind="gqa", num_kv_heads=2,
                                    head_dim=32, schedule="balanced", num_programs=num_programs,
