@@ -108,7 +108,7 @@ def test_ablations_cover_the_issue_shapes():
 @pytest.mark.triton_3_6
 @pytest.mark.parametrize(
     "name,alternate", [("loop_piece_cost", False), ("loop_piece_cost_held_out", False),
-                       ("alternate_piece_cost", True)],
+                       ("alternate_piece_cost", True), ("alternate_piece_cost_held_out", True)],
 )  # fmt: skip
 def test_the_piece_cost_ablations_plan_the_tile_they_name(name, alternate):
     # Each trial's cost must reach the tile it is fitted for: the Gluon loop's 64-row head

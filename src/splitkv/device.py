@@ -64,9 +64,9 @@ class PartitionTunables:
         past it the attention is compute-bound, and a call takes the cascade only where it
         pads the tensor-core tiles less than decoding plainly (`prefix.py`). None: the
         cascade at any row count.
-    wide_loop_piece_cost: the Gluon program loop's `piece_cost` on its 64-row head blocks, one
-        a request (not the keys-as-rows or the alternating consumers), in 64-key blocks; 0
-        keeps `warp_specialized.PIECE_COST` (2, the H200's).
+    wide_loop_piece_cost: the Gluon program loop's `piece_cost` on its 64-row head blocks
+        (one a request, or two on the alternating consumers; not the keys-as-rows consumers),
+        in 64-key blocks; 0 keeps `warp_specialized.PIECE_COST` (2, the H200's).
     fitted: False while the values are seed 001's MI355X constants carried over unmeasured.
     """
 
@@ -249,7 +249,9 @@ def _hopper_on(
 # one request, 2-3% behind at 64-128 splits of 1,024 keys). Its Gluon program loop counts a
 # piece as 4 key blocks on 64-row head blocks, where the H200's 2 was fitted: 11 batches of
 # 12-64 heads x qlen 1-4, geomean 1.3% faster, none slower (one-long 2.3-3.1%; docs/perf.md
-# session 59, run178).
+# session 59, run178); on the alternating consumers (two 64-row blocks a request: 32-128 heads
+# x qlen 4-1) 10 batches, geomean 1.3% / 1.2% faster in two rounds, none over 0.7% slower
+# (one-long 2.3-4.0%; session 60, run183).
 _H100_TUNABLES = dataclasses.replace(
     _NVIDIA_TUNABLES, gqa_wide_uniform_split_keys=2048, wide_loop_piece_cost=4
 )

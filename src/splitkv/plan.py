@@ -409,8 +409,9 @@ def plan_decode(
             (4) on the keys-as-rows consumers' 32-row blocks (one-long 1-4 us faster at 12
             and 16 heads x qlen 2 and 32 heads, ragged level to 0.8 us slower; session 23),
             the device's `wide_loop_piece_cost` on the Gluon loop's 64-row head blocks, one a
-            request, where it has one (H100: 4; 11 batches 1.3% faster in the geomean, 16
-            held-out ones 0.6%; session 59); 0 without a loop.
+            request or two on the alternating consumers, where it has one (H100: 4; one a
+            request, 11 batches 1.3% faster in the geomean, 16 held-out ones 0.6%, session 59;
+            alternating, 10 batches 1.2-1.3%, session 60); 0 without a loop.
         whole_pieces: the Gluon program loop: a piece that holds all of its request's keys
             (a short request inside one program's share) writes the request's output and lse
             itself, and the merge's programs for its rows return before reading any partial

@@ -151,16 +151,17 @@ def piece_cost_for(
 ) -> int:  # fmt: skip
     """The plan's `piece_cost`: as requested (the program loop only), else the measured
     default on either program loop (the Gluon and the Triton one; the keys-as-rows
-    consumers' 32-row blocks their own, the Gluon loop's 64-row blocks the device's
-    `wide_loop_piece_cost` where it has one), 0 without a loop. The default counts 64-key
-    blocks: the same cost in twice as many units of 32 keys."""
+    consumers' 32-row blocks their own, the Gluon loop's 64-row blocks, alternating or not,
+    the device's `wide_loop_piece_cost` where it has one), 0 without a loop. The default
+    counts 64-key blocks: the same cost in twice as many units of 32 keys (the alternating
+    consumers' blocks)."""
     if requested is None:
         if not program_loop:
             return 0
         blocks = ws.PIECE_COST
         if keys_as_rows and block_h == 32:
             blocks = ws.PIECE_COST_32_ROWS
-        wide = warp_specialized and not keys_as_rows and block_h == 64 and block_n == ws.BLOCK_N
+        wide = warp_specialized and not keys_as_rows and block_h == 64
         if wide and spec.tunables.wide_loop_piece_cost:
             blocks = spec.tunables.wide_loop_piece_cost
         return blocks * (ws.BLOCK_N // block_n)

@@ -30,7 +30,8 @@ MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle p
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
 # partial store cost ~5-8 us against ~2.9 us a block; tools/program_times.py, docs/perf.md
-# v0.2.8e). A device's `wide_loop_piece_cost` replaces it on 64-row head blocks (the H100's 4).
+# v0.2.8e). A device's `wide_loop_piece_cost` replaces it on 64-row head blocks, alternating
+# or not (the H100's 4).
 PIECE_COST = 2
 # The same for the keys-as-rows consumers' 32-row head blocks (12 or 16 heads x qlen 2, 32
 # heads): 4 blocks. H200, 1 x 327,600 + 47 short against ragged, two rounds (docs/perf.md

@@ -69,6 +69,7 @@ def mtp_loop_shapes() -> list[BenchShape]:
 
 
 WIDE_LOOP_HEIGHTS = ((12, 4), (16, 4), (32, 2), (64, 1))  # 64 rows: one head block a request
+ALTERNATE_LOOP_HEIGHTS = ((128, 1), (64, 2), (32, 4))  # 128 rows: two, the alternating consumers
 
 
 def seeded_ragged(heads: int, qlen: int, seed: int, one_long: bool = False) -> list[BenchShape]:
@@ -97,20 +98,32 @@ def wide_loop_shapes() -> list[BenchShape]:
     return special[:4] + seeded_ragged(12, 4, seed=58) + special[4:]
 
 
-def wide_loop_held_out_shapes() -> list[BenchShape]:
-    """Batches `wide_loop_shapes` did not fit the piece cost on: three seeded ragged batches
-    and a one-long one at each 64-row height, a seed of its own (59-62)."""
-    heights = enumerate(WIDE_LOOP_HEIGHTS)
+def held_out_shapes(heights, first_seed: int) -> list[BenchShape]:
+    """Batches a piece cost was not fitted on: three seeded ragged batches and a one-long one
+    at each height (heads, qlen), a seed of its own from `first_seed` on."""
+    heights = enumerate(heights)
     return [
-        s for i, (heads, qlen) in heights for s in seeded_ragged(heads, qlen, 59 + i, one_long=True)
+        s
+        for i, (heads, qlen) in heights
+        for s in seeded_ragged(heads, qlen, first_seed + i, one_long=True)
     ]
+
+
+def wide_loop_held_out_shapes() -> list[BenchShape]:
+    """Held out from `wide_loop_shapes`: each 64-row height, seeds 59-62."""
+    return held_out_shapes(WIDE_LOOP_HEIGHTS, 59)
+
+
+def alternate_loop_held_out_shapes() -> list[BenchShape]:
+    """Held out from `alternate_loop_shapes`: each 128-row height, seeds 64-66."""
+    return held_out_shapes(ALTERNATE_LOOP_HEIGHTS, 64)
 
 
 def alternate_loop_shapes() -> list[BenchShape]:
     """The Gluon program loop's alternating consumers (two 64-row head blocks a request: 128
     heads, 64 x qlen 2, 32 x qlen 4) on issue 5's ragged and one-long batches, and three
     seeded ragged batches and a one-long one at 128 heads."""
-    heights = ((128, 1), (64, 2), (32, 4))
+    heights = ALTERNATE_LOOP_HEIGHTS
     special = [s for heads, qlen in heights for s in ragged_and_one_long(heads, qlen)]
     return special + seeded_ragged(128, 1, seed=63, one_long=True)
 
@@ -292,6 +305,11 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
         _piece_costs(4, 8, 12, 16),
         alternate_loop_shapes,
         False,
+    ),
+    "alternate_piece_cost_held_out": (  # the default (H100 8, H200 4) against 4 and 8
+        [Trial("default plan", {}), *_piece_costs(4, 8)],
+        alternate_loop_held_out_shapes,
+        True,
     ),
     "gqa_schedule": (  # GQA's balanced grid: one wave of programs, or of launched pieces
         [
