@@ -101,10 +101,9 @@ def wide_loop_shapes() -> list[BenchShape]:
 def held_out_shapes(heights, first_seed: int) -> list[BenchShape]:
     """Batches a piece cost was not fitted on: three seeded ragged batches and a one-long one
     at each height (heads, qlen), a seed of its own from `first_seed` on."""
-    heights = enumerate(heights)
     return [
         s
-        for i, (heads, qlen) in heights
+        for i, (heads, qlen) in enumerate(heights)
         for s in seeded_ragged(heads, qlen, first_seed + i, one_long=True)
     ]
 
@@ -123,8 +122,9 @@ def alternate_loop_shapes() -> list[BenchShape]:
     """The Gluon program loop's alternating consumers (two 64-row head blocks a request: 128
     heads, 64 x qlen 2, 32 x qlen 4) on issue 5's ragged and one-long batches, and three
     seeded ragged batches and a one-long one at 128 heads."""
-    heights = ALTERNATE_LOOP_HEIGHTS
-    special = [s for heads, qlen in heights for s in ragged_and_one_long(heads, qlen)]
+    special = [
+        s for heads, qlen in ALTERNATE_LOOP_HEIGHTS for s in ragged_and_one_long(heads, qlen)
+    ]
     return special + seeded_ragged(128, 1, seed=63, one_long=True)
 
 
