@@ -8,9 +8,9 @@
 #   bench NAME LIMIT ARGS...  `splitkv bench ARGS --out $L/NAME --tag NAME`, its log in
 #             $L/NAME.txt and its shape and p50 rows printed as they come (a call cut at the
 #             device's limit still returns the rows it printed)
-#   memcheck LIMIT  tests/gpu_memcheck.py under compute-sanitizer's memcheck, its log in
-#             $L/memcheck.txt (on the H100 it needs ~60 s on a warm compile cache, over 240 s
-#             on a cold one: run it after a bench of the same call, or give it 400 s)
+#   memcheck LIMIT  tools/memcheck.sh (the memcheck subset), its log in $L/memcheck.txt (on
+#             the H100 ~60 s on a warm compile cache, over 240 s on a cold one: run it after a
+#             bench of the same call, or give it 400 s)
 #   pack_logs  $L as $OUT/logs.tgz: the device tool returns at most 8 files a call
 set -o pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
@@ -43,10 +43,7 @@ bench() {
 }
 
 memcheck() {
-  # The caching allocator hides out-of-bounds accesses from memcheck: off.
-  PYTORCH_NO_CUDA_MEMORY_CACHING=1 PYTHONPATH=$PWD/src:$PWD/tests timeout "$1" \
-    compute-sanitizer --tool memcheck --error-exitcode 9 python3 tests/gpu_memcheck.py \
-    > "$L/memcheck.txt" 2>&1
+  timeout "$1" bash tools/memcheck.sh > "$L/memcheck.txt" 2>&1
   echo "memcheck exit $? at ${SECONDS} s"
   tail -n 3 "$L/memcheck.txt"
 }

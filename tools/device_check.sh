@@ -17,6 +17,5 @@ workers=$(python3 -c "import xdist" 2>/dev/null && echo "-n 8")
 python3 -m pytest tests -q -rA --durations=15 -p no:cacheprovider $workers "$@" 2>&1 \
   | tee "$out/pytest_gpu.log"
 status=$?
-PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
-  python3 tests/gpu_memcheck.py 2>&1 | tail -40 | tee "$out/memcheck.log"
+bash tools/memcheck.sh 2>&1 | tail -40 | tee "$out/memcheck.log"
 exit $(( status || $? ))
