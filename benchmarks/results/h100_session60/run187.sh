@@ -1,0 +1,2 @@
+# Session 60's fifth call, as it ran (inline, warm H100): the rest of the GPU suite at v0.2.71.
+source tools/device_call.sh; PYTHONPATH=$PWD/src:$PWD/tests timeout 255 python3 -m pytest tests -n 12 -q -p no:cacheprovider --ignore=tests/test_warp_specialized.py --ignore=tests/test_balanced_schedule.py --ignore=tests/test_planner.py --ignore=tests/test_bench_report.py > $L/pytest_rest.txt 2>&1; echo "pytest exit $? at ${SECONDS} s"; tail -n 3 $L/pytest_rest.txt; grep "^FAILED" $L/pytest_rest.txt | head; pack_logs
