@@ -127,6 +127,11 @@ def main() -> None:
         (16, 1, 128, [33, 500]),
         (64, 1, 12, [1, 63, 65, 700]),  # Hopper: the keys-as-rows kernel, 16 rows
         (16, 2, 16, [2, 17, 300]),  # and 32 rows
+        # Pages off a power of two: blocks cross them (Gluon's 16-row copies at 48 and 528,
+        # the Triton tile's key-by-key page ids at 100).
+        (48, 2, 16, [2, 47, 48, 49, 700]),
+        (100, 1, 12, [1, 99, 100, 101, 500]),
+        (528, 4, 16, [4, 527, 529, 1200]),
     ]:
         case = random_mla_case(
             lengths, heads, qlen=qlen, page_size=page_size, dtype=torch.bfloat16, device=dev
@@ -151,7 +156,11 @@ def main() -> None:
         lens[0] = 1 << 30
         lens[-1] = -9
         splitkv.mla_decode(case.q, case.kv_cache, table, lens)
-    for page_size, qlen, (q_heads, kv_heads, dim) in [(1, 1, (8, 1, 128)), (16, 3, (64, 8, 64))]:
+    for page_size, qlen, (q_heads, kv_heads, dim) in [
+        (1, 1, (8, 1, 128)),
+        (16, 3, (64, 8, 64)),
+        (24, 2, (32, 8, 128)),  # a page off a power of two
+    ]:
         case = random_gqa_case(
             [0, 5, 300],
             q_heads,
@@ -239,7 +248,10 @@ def main() -> None:
                                                            "alternate_blocks": True}),
                                               (12, 2, 16, {"consumer_groups": 2}),
                                               (128, 1, 8, {"alternate_blocks": True}),
-                                              (12, 4, 64, {"alternate_blocks": True})):  # fmt: skip
+                                              (12, 4, 64, {"alternate_blocks": True}),
+                                              # pages off a power of two
+                                              (128, 1, 24, {"alternate_blocks": True}),
+                                              (12, 4, 48, {})):  # fmt: skip
             wide = random_mla_case([n and max(n, qlen) for n in lengths], heads, qlen=qlen,
                                    page_size=page_size, dtype=torch.bfloat16,
                                    device=dev)  # fmt: skip

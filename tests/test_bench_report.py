@@ -60,9 +60,21 @@ def test_special_shapes_at_qlen_2_include_the_shared_prefixes_and_say_how_to_rer
     assert {s.qlen for s in shapes} == {2} and shapes[3].shared_prefix == 308736
     command = _row_base(shapes[4], "splitkv-prefix", 1)["command"]
     assert command == (
-        "splitkv bench --heads 16 --special --qlen 2 --labels '48 in 6 prefix groups qlen 2' "
-        "--dtype bf16 --providers splitkv-prefix"
+        "splitkv bench --heads 16 --special --qlen 2 --page-size 64 "
+        "--labels '48 in 6 prefix groups qlen 2' --dtype bf16 --providers splitkv-prefix"
     )
+
+
+def test_special_shapes_at_other_page_sizes_keep_the_prefixes_their_pages_divide():
+    # 308,736 shared keys are 6,432 pages of 48; the mix's 16,384 are not whole pages of 48.
+    at_48 = special_shapes(12, page_size=48)
+    assert [s.label for s in at_48][-1] == "8x327600 sharing 308736"
+    assert {s.page_size for s in at_48} == {48}
+    assert [s.label for s in special_shapes(12, page_size=528)] == [
+        "ragged", "prefix-boundary", "1x327600+47 short"
+    ]  # fmt: skip
+    command = _row_base(at_48[0], "splitkv", 1)["command"]
+    assert "--page-size 48 --labels ragged" in command
 
 
 def test_gqa_special_shapes_are_ragged_batches_of_each_model():

@@ -5,6 +5,7 @@ import torch
 
 import splitkv
 import splitkv.mla
+from splitkv.checks import MAX_PAGE_SIZE
 from splitkv.testing import random_mla_case
 
 
@@ -58,8 +59,8 @@ BAD_CALLS = {
         "kv_cache",
     ),
     "kv wrong head dim": (lambda c: {"kv_cache": c.kv_cache[..., :575]}, ValueError, "kv_cache"),
-    "page size 24": (
-        lambda c: {"kv_cache": c.kv_cache.repeat(1, 2, 1)[:, :24].contiguous()},
+    "page size 0": (
+        lambda c: {"kv_cache": c.kv_cache[:, :0]},
         ValueError,
         "kv_cache",
     ),
@@ -126,10 +127,12 @@ def test_bad_argument_is_named(name, case):
         call(case, **overrides(case))
 
 
-def test_page_size_512_is_refused(device):
-    case = random_mla_case([40], num_heads=2, page_size=512, dtype=torch.float16, device=device)
-    with pytest.raises(ValueError, match=r"^kv_cache: expected a page size"):
-        splitkv.mla_decode(*case.args)
+def test_a_page_size_past_the_largest_is_refused(device):
+    case = random_mla_case([40], num_heads=2, page_size=64, dtype=torch.float16, device=device)
+    kv = torch.zeros(1, MAX_PAGE_SIZE + 1, 576, dtype=torch.float16, device=device)
+    bounds = rf"\[1, {MAX_PAGE_SIZE}\], got {MAX_PAGE_SIZE + 1}$"
+    with pytest.raises(ValueError, match=rf"^kv_cache: expected a page size .* {bounds}"):
+        splitkv.mla_decode(case.q, kv, case.page_table, case.seq_lens)
 
 
 BAD_DATA = {

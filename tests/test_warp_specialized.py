@@ -213,7 +213,7 @@ def test_other_tritons_plan_the_triton_kernels_and_say_why(monkeypatch, release)
 def test_asking_for_it_where_it_cannot_run_names_the_reason():
     with pytest.raises(ValueError, match="warp_specialized: needs the uniform schedule or"):
         planned(128, schedule="balanced", program_loop=False, warp_specialized=True)
-    with pytest.raises(ValueError, match="warp_specialized: needs page_size >= 8"):
+    with pytest.raises(ValueError, match="warp_specialized: needs a page size that is a multiple"):
         planned(128, page_size=4, warp_specialized=True)
     with pytest.raises(ValueError, match="warp_specialized: needs a GPU"):
         splitkv.plan_decode(8, 8192, 128, device="cpu", warp_specialized=True)

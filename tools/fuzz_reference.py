@@ -6,10 +6,10 @@ A failing case prints what it drew; the ones found so far are tests now.
     python tools/fuzz_reference.py gqa-prefix mla-prefix --count 150 --seed 3
 
 Targets: gqa, mla (plain decodes over packs, windows, caps, sinks, split counts and balanced grids,
-page sizes 1-64); gqa-prefix, mla-prefix (the shared-prefix cascade over random groupings, members
-ending inside their prefix included); gqa-replay, mla-replay (a plan made for expected lengths or,
-a third of the time, none, as a CUDA graph's; then three calls of other lengths up to its table, as
-graph replays run); gqa-prefix-plan, mla-prefix-plan (the same for
+page sizes 1-100, powers of two or not); gqa-prefix, mla-prefix (the shared-prefix cascade over
+random groupings, members ending inside their prefix included); gqa-replay, mla-replay (a plan
+made for expected lengths or, a third of the time, none, as a CUDA graph's; then three calls of
+other lengths up to its table, as graph replays run); gqa-prefix-plan, mla-prefix-plan (the same for
 `plan_shared_prefix(seq_lens=)`); merge (`merge_states`: 1-70 states, 0-3 row dimensions, -inf
 states); gqa-bad, mla-bad (one argument spoiled: refused with a TypeError/ValueError naming an
 argument, or decoded as the reference decodes it); plan-memo (`plan_decode` without lengths over
@@ -84,7 +84,7 @@ def decode_mla(case, plan):
 
 
 def fuzz_gqa(rng: random.Random, seed: int, drawn: dict) -> None:
-    qlen, page = rng.choice([1, 1, 2, 3, 4]), rng.choice([1, 2, 4, 16, 32, 64])
+    qlen, page = rng.choice([1, 1, 2, 3, 4]), rng.choice([1, 2, 4, 16, 32, 64, 3, 24, 100])
     heads, kv, dim = gqa_shape(rng, qlen)
     lens = lengths_of(rng, rng.randint(1, 3), qlen, [lambda: 0, lambda: 1, lambda: qlen,
                       lambda: rng.randint(0, 200), lambda: rng.randint(100, 400)])  # fmt: skip
@@ -111,7 +111,7 @@ def fuzz_gqa(rng: random.Random, seed: int, drawn: dict) -> None:
 
 def fuzz_mla(rng: random.Random, seed: int, drawn: dict) -> None:
     heads, qlen = rng.choice([1, 2, 12, 16, 20, 33, 64]), rng.choice([1, 1, 2, 3, 4])
-    page = rng.choice([1, 2, 16, 64])
+    page = rng.choice([1, 2, 16, 64, 3, 48, 100])
     lens = lengths_of(rng, rng.randint(1, 4), qlen, [lambda: 0, lambda: qlen,
                       lambda: rng.randint(0, 150), lambda: rng.randint(60, 300)])  # fmt: skip
     dtype, knobs = rng.choice(DTYPES), split_knobs(rng)
@@ -154,7 +154,7 @@ def prefix_lengths(rng: random.Random, batch: int, qlen: int, page: int, groups)
 
 
 def fuzz_prefix(kind: str, rng: random.Random, seed: int, drawn: dict) -> None:
-    qlen, page, batch = rng.choice([1, 1, 2, 3]), rng.choice([1, 4, 16]), rng.randint(1, 6)
+    qlen, page, batch = rng.choice([1, 1, 2, 3]), rng.choice([1, 4, 16, 3, 12]), rng.randint(1, 6)
     groups = random_groups(rng, batch, page, 6)
     lens = prefix_lengths(rng, batch, qlen, page, groups)
     # A group's prefix must fit its members' tables: at least as wide as its pages.
@@ -186,7 +186,7 @@ def fuzz_prefix(kind: str, rng: random.Random, seed: int, drawn: dict) -> None:
 
 
 def fuzz_replay(kind: str, rng: random.Random, seed: int, drawn: dict) -> None:
-    qlen, page, batch = rng.choice([1, 2, 3]), rng.choice([1, 16, 32]), rng.randint(1, 4)
+    qlen, page, batch = rng.choice([1, 2, 3]), rng.choice([1, 16, 32, 48]), rng.randint(1, 4)
     width = rng.randint(1, 20) * page if page > 1 else rng.randint(10, 300)
     # A third of the plans are made without lengths, as a CUDA graph's is (docs/serving.md).
     hint = [rng.randint(qlen, width) for _ in range(batch)] if rng.random() < 0.67 else None
@@ -220,7 +220,7 @@ def fuzz_replay(kind: str, rng: random.Random, seed: int, drawn: dict) -> None:
 
 
 def fuzz_prefix_plan(kind: str, rng: random.Random, seed: int, drawn: dict) -> None:
-    qlen, page, batch = rng.choice([1, 2]), rng.choice([4, 16]), rng.randint(2, 6)
+    qlen, page, batch = rng.choice([1, 2]), rng.choice([4, 16, 12]), rng.randint(2, 6)
     groups = [(m, max(t, page)) for m, t in random_groups(rng, batch, page, 4)]
     columns = max([t // page for _, t in groups], default=0) + 8
     hint = prefix_lengths(rng, batch, qlen, page, groups) if rng.random() < 0.7 else None

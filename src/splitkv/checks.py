@@ -13,7 +13,10 @@ from typing import NamedTuple
 import torch
 
 KV_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
-MAX_PAGE_SIZE = 256
+# Any page size up to this: powers of two as vLLM and SGLang use, and the others that vLLM gives
+# hybrid models' attention layers (pages sized to their state: 528, 1,056 keys and the like).
+MAX_PAGE_SIZE = 16384
+MAX_KEYS = 2**31 - 1  # seq_lens are int32: a table row never needs to hold more keys
 
 
 def check_int(name: str, value: object, low: int, high: int | None = None) -> None:
@@ -124,7 +127,7 @@ def check_mla_call(
         kv_cache = kv_cache.squeeze(2)
     if kv_cache.shape[2] != head_dim_qk:
         raise ValueError(f"kv_cache: expected head dim {head_dim_qk}, got {kv_cache.shape[2]}")
-    _check_table_and_lengths(page_table, seq_lens, batch, q.device)
+    _check_table_and_lengths(page_table, seq_lens, batch, q.device, kv_cache.shape[1])
     checked_scale = check_scale(scale, head_dim_qk)
     _check_outputs(out, lse, q, (batch, qlen, num_heads, head_dim_v))
     return MlaCall(kv_cache, batch, qlen, num_heads, kv_cache.shape[1], checked_scale)
@@ -184,7 +187,7 @@ def check_gqa_call(
             f"heads, got {num_kv_heads}"
         )
     check_shape("v_cache", v_cache, k_cache.shape)
-    _check_table_and_lengths(page_table, seq_lens, batch, q.device)
+    _check_table_and_lengths(page_table, seq_lens, batch, q.device, page_size)
     checked_scale = check_scale(scale, head_dim)
     check_int("window_left", window_left, -1)
     if isinstance(logit_cap, bool) or not isinstance(logit_cap, (int, float)):
@@ -225,23 +228,23 @@ def _check_query(q: object, *, max_heads: int, max_qlen: int, allow_cpu: bool) -
 def _check_cache(
     name: str, cache: object, q: torch.Tensor, *, ndim: int | tuple[int, ...]
 ) -> torch.Tensor:
-    """A paged cache in q's dtype and device with at least one page of a power-of-two size."""
+    """A paged cache in q's dtype and device with at least one page of at most MAX_PAGE_SIZE
+    keys."""
     cache = check_tensor(name, cache, ndim=ndim, dtypes=KV_DTYPES, device=q.device)
     if cache.dtype != q.dtype:
         raise TypeError(f"{name}: expected q's dtype {q.dtype}, got {cache.dtype}")
     num_pages, page_size = cache.shape[:2]
     if num_pages < 1:
         raise ValueError(f"{name}: expected at least one page, got 0")
-    if not (1 <= page_size <= MAX_PAGE_SIZE and page_size & (page_size - 1) == 0):
+    if not 1 <= page_size <= MAX_PAGE_SIZE:
         raise ValueError(
-            f"{name}: expected a page size (dimension 1) that is a power of two in "
-            f"[1, {MAX_PAGE_SIZE}], got {page_size}"
+            f"{name}: expected a page size (dimension 1) in [1, {MAX_PAGE_SIZE}], got {page_size}"
         )
     return cache
 
 
 def _check_table_and_lengths(
-    page_table: object, seq_lens: object, batch: int, device: torch.device
+    page_table: object, seq_lens: object, batch: int, device: torch.device, page_size: int
 ) -> None:
     page_table = check_tensor(
         "page_table", page_table, ndim=2, dtypes=(torch.int32,), device=device
@@ -252,6 +255,12 @@ def _check_table_and_lengths(
         )
     if page_table.shape[1] < 1:
         raise ValueError("page_table: expected at least one page per request, got 0 columns")
+    if page_table.shape[1] * page_size > MAX_KEYS:
+        # The kernels count a row's keys (columns x page size) in int32.
+        raise ValueError(
+            f"page_table: expected at most {MAX_KEYS // page_size} columns at page size "
+            f"{page_size} (2^31 - 1 keys a request), got {page_table.shape[1]}"
+        )
     seq_lens = check_tensor("seq_lens", seq_lens, ndim=1, dtypes=(torch.int32,), device=device)
     check_shape("seq_lens", seq_lens, (batch,))
 

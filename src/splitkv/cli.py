@@ -283,7 +283,8 @@ def _bench(args: argparse.Namespace) -> int:
             shape
             for qlen in args.qlen
             for heads in args.heads
-            for shape in shapes.special_shapes(heads, args.dtype, qlen)
+            for page_size in args.page_size or [64]
+            for shape in shapes.special_shapes(heads, args.dtype, qlen, page_size)
         ]
         todo = shapes.with_labels(todo, args.labels)
         trials = _trials(args)

@@ -40,7 +40,7 @@ def gqa_decode(
         q: [batch, qlen, q_heads, head_dim] bfloat16 or float16 (float32 for testing); q_heads
             up to 1,024, qlen 1 to 8, head_dim a multiple of 16 up to 256 (64, 128, 256 ...).
         k_cache, v_cache: [num_pages, page_size, kv_heads, head_dim], q's dtype, kv_heads
-            dividing q_heads; page_size a power of two from 1 to 256.
+            dividing q_heads; page_size any from 1 to 16,384.
         page_table: [batch, max_pages] int32 page ids into the caches.
         seq_lens: [batch] int32 keys per request, including the qlen new tokens; 0 gives
             out = 0 and lse = -inf (or the sink's logit, with sinks).

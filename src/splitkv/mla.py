@@ -47,7 +47,7 @@ def mla_decode(
         q: [batch, qlen, heads, d_qk] bfloat16 or float16 (float32 for testing); qlen 1 to 8,
             heads 1 to 128, d_qk 576 (or the plan's head_dim_qk).
         kv_cache: [num_pages, page_size, d_qk] or [num_pages, page_size, 1, d_qk], q's dtype;
-            page_size a power of two from 1 to 256.
+            page_size any from 1 to 16,384.
         page_table: [batch, max_pages] int32 page ids into kv_cache.
         seq_lens: [batch] int32 keys per request, including the qlen new tokens; 0 gives
             out = 0 and lse = -inf for that request.

@@ -13,7 +13,13 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from splitkv import warp_specialized as ws
-from splitkv.checks import MAX_GQA_HEAD_DIM, check_bool, check_int, check_plan_fits, check_pow2
+from splitkv.checks import (
+    MAX_GQA_HEAD_DIM,
+    MAX_PAGE_SIZE,
+    check_bool,
+    check_int,
+    check_plan_fits,
+)
 from splitkv.device import DeviceSpec, resolve_device
 from splitkv.gqa_pack import (
     GQA_DEFAULT_PACK,
@@ -202,10 +208,9 @@ def check_plan_shape(batch_size: int, max_seq_len: int, num_heads: int, qlen: in
         ("max_seq_len", max_seq_len, 1, None),
         ("num_heads", num_heads, 1, max_heads_for(kind)),
         ("qlen", qlen, 1, MAX_QLEN),
-        ("page_size", page_size, 1, 256),
+        ("page_size", page_size, 1, MAX_PAGE_SIZE),
     ):
         check_int(name, value, low, high)
-    check_pow2("page_size", page_size)
     if kind not in ("mla", "gqa"):
         raise ValueError(f"kind: expected 'mla' or 'gqa', got {kind!r}")
     check_int("num_kv_heads", num_kv_heads, 1, 1 if kind == "mla" else num_heads)
@@ -349,7 +354,8 @@ def plan_decode(
             to pick the schedule and to size the balanced GQA grid (about 10 key blocks a
             program on the H200); a plan serves any lengths within its bounds.
         qlen: query positions per request, 1 to 8 (MTP).
-        page_size: KV page size, a power of two from 1 to 256.
+        page_size: KV page size, any from 1 to 16,384 keys (MLA's Hopper Gluon tile takes
+            multiples of 8; other sizes run the Triton kernels).
         dtype: q and kv_cache dtype (bfloat16, float16; float32 for testing).
         device: where the workspace lives; default: the current CUDA device, else the CPU.
         kind: "mla" (absorbed latent attention) or "gqa" (GQA, MHA, MQA).

@@ -317,7 +317,8 @@ def tma_pays(
 ) -> bool:
     """Whether key blocks come by bulk copies (with two latent chains) by default: on a device
     with them and a measured `tma_min_split_keys`, for MLA's 16-row tiles over 16-bit caches
-    (fp32 plans are for testing, unmeasured), pages that hold a whole 64-key block, and
+    (fp32 plans are for testing, unmeasured), pages that hold whole 64-key blocks (a multiple
+    of 64 keys: a block of a 96-key page may cross into the next), and
     programs that stream at least `tma_min_split_keys` keys (a split of the longest request,
     or a balanced program's share of the batch). H200, 64-key blocks in 2 stages against the
     default: uniform splits 3.5-8% faster with 1,280 to 20,475 keys (12 and 16 heads, batch 1
@@ -331,7 +332,7 @@ def tma_pays(
         and kind == "mla"
         and block_h == MIN_DOT
         and dtype != torch.float32
-        and page_size >= TMA_BLOCK_N
+        and page_size % TMA_BLOCK_N == 0
         and program_keys >= tun.tma_min_split_keys
     )
 

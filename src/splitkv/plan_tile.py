@@ -136,7 +136,9 @@ def stage_one_tile(
             f"kv_tma: needs MLA with latent_chains=2, got kind={kind!r}, "
             f"latent_chains={latent_chains}"
         )
-    if kv_tma and page_size < block_n:
+    if kv_tma and page_size % block_n:
         # A bulk copy takes one box of consecutive pool rows: the block must sit in one page.
-        raise ValueError(f"kv_tma: needs page_size >= block_n={block_n}, got {page_size}")
+        raise ValueError(
+            f"kv_tma: needs a page size that is a multiple of block_n={block_n}, got {page_size}"
+        )
     return block_n, num_warps, num_stages, bool(page_prefetch), kv_tma, latent_chains

@@ -26,7 +26,7 @@ CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` co
 # stages free for the copies while two are read.
 ALTERNATE_BLOCKS = True
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
-MIN_PAGE_SIZE = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
+MIN_COPY_ROWS = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
 # partial store cost ~5-8 us against ~2.9 us a block; tools/program_times.py, docs/perf.md
@@ -116,9 +116,18 @@ def unsupported_reason(
             f"needs head dims {HEAD_DIM_QK}/{HEAD_DIM_V}, got {head_dim_qk}/{head_dim_v}",
         ),
         (dtype in (torch.bfloat16, torch.float16), f"needs bfloat16 or float16, got {dtype}"),
-        (page_size >= MIN_PAGE_SIZE, f"needs page_size >= {MIN_PAGE_SIZE}, got {page_size}"),
+        (
+            copy_rows(page_size) >= MIN_COPY_ROWS,
+            f"needs a page size that is a multiple of {MIN_COPY_ROWS}, got {page_size}",
+        ),
     )
     return next((reason for ok, reason in checks if not ok), None)
+
+
+def copy_rows(page_size: int, block_n: int = BLOCK_N) -> int:
+    """Rows of one bulk copy of keys (`load_key_blocks`' SUB): the largest power of two that
+    divides the page size, at most a block, so no copy crosses a page."""
+    return min(page_size & -page_size, block_n)
 
 
 def kv_row_descriptors(kv: torch.Tensor, page_size: int, block_n: int = BLOCK_N) -> tuple | None:
@@ -127,7 +136,7 @@ def kv_row_descriptors(kv: torch.Tensor, page_size: int, block_n: int = BLOCK_N)
     rows are not page-contiguous and 16-byte aligned (the Triton kernel reads it instead)."""
     if not rows_describable(kv, page_size):
         return None
-    rows = min(page_size, block_n)
+    rows = copy_rows(page_size, block_n)
     shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [kv.stride(1), 1]
     return row_descriptors(kv, shape, strides, rows)
 

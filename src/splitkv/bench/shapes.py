@@ -55,10 +55,9 @@ class BenchShape:
     def unique_bytes(self) -> int:
         """KV rows once even where requests share them, plus q: the floor with prefix reuse."""
         lengths = self.lengths
-        groups = prefix_groups_of(self.shared_prefix, self.prefix_groups, self.batch)
         reused = sum(
             (len(members) - 1) * min(tokens, *(lengths[b] for b in members))
-            for members, tokens in groups
+            for members, tokens in shape_prefix_groups(self)
             if members
         )
         return self._bytes(sum(lengths) - reused)
@@ -112,22 +111,34 @@ def mtp_suffix(qlen: int) -> str:
     return "" if qlen == 1 else f" qlen {qlen}"
 
 
-def special_shapes(heads: int = 12, dtype: str = "bf16", qlen: int = 1) -> list[BenchShape]:
+def special_shapes(
+    heads: int = 12, dtype: str = "bf16", qlen: int = 1, page_size: int = 64
+) -> list[BenchShape]:
     """BENCH.md's non-uniform batches: ragged, prefix-boundary, one long beside 47 short, and
-    the shared-prefix batches; with qlen > 1 (MTP) labelled "... qlen N"."""
+    the shared-prefix batches (at page sizes that divide their prefixes); with qlen > 1 (MTP)
+    labelled "... qlen N"."""
     one_long = (327600, *(1 + (4095 * i) // 46 for i in range(47)))
     mtp = mtp_suffix(qlen)
     ragged = [
-        BenchShape(
-            heads, max(lengths), len(lengths), qlen, dtype=dtype, seq_lens=lengths, label=name + mtp
-        )
+        BenchShape(heads, max(lengths), len(lengths), qlen, page_size, dtype, lengths, name + mtp)
         for lengths, name in (
             (RAGGED, "ragged"),
             (PREFIX_BOUNDARY, "prefix-boundary"),
             (one_long, "1x327600+47 short"),
         )
     ]
-    return [*ragged, shared_prefix_shape(heads, dtype, qlen), prefix_mix_shape(heads, dtype, qlen)]
+    shared = [shared_prefix_shape(heads, dtype, qlen), prefix_mix_shape(heads, dtype, qlen)]
+    shared = [
+        dataclasses.replace(shape, page_size=page_size)
+        for shape in shared
+        if all(tokens % page_size == 0 for _, tokens in shape_prefix_groups(shape))
+    ]
+    return [*ragged, *shared]
+
+
+def shape_prefix_groups(shape: BenchShape) -> list[tuple[Sequence[int], int]]:
+    """(members, shared tokens) of each of the shape's prefix groups."""
+    return prefix_groups_of(shape.shared_prefix, shape.prefix_groups, shape.batch)
 
 
 SHARED_PREFIX = 308736  # BENCH.md: 8 requests of 327,600 tokens sharing this prefix

@@ -267,7 +267,7 @@ def _row_base(shape: BenchShape, provider: str, copies: int) -> dict:
         if shape.kind == "gqa":
             who = f"--kind gqa --models {shape.model}"
         command = (
-            f"splitkv bench {who} --special --qlen {shape.qlen} "
+            f"splitkv bench {who} --special --qlen {shape.qlen} --page-size {shape.page_size} "
             f"--labels {shlex.quote(shape.label)} --dtype {shape.dtype} --providers {provider}"
         )
     elif shape.kind == "gqa":

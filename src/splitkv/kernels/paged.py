@@ -2,9 +2,12 @@
 row offsets they give.
 
 A key block starts on a multiple of its own size (`block_start`; every split, piece and tail
-does), and page sizes are powers of two, so a block either lies inside one page or covers
-whole pages: its keys' page indices are the start's plus a pattern of the block's offsets
-(`offs`, `tl.arange(0, BLOCK_N)`) known at build time, not a signed division a key."""
+does), and blocks are powers of two, so with a power-of-two page size a block either lies
+inside one page or covers whole pages: its keys' page indices are the start's plus a pattern
+of the block's offsets (`offs`, `tl.arange(0, BLOCK_N)`) known at build time, not a division a
+key. Any other page size (48, 100, 528: vLLM sizes hybrid models' pages to their state) cuts
+blocks at arbitrary keys, so each key divides by the page size (a constant: a multiply and a
+shift)."""
 
 import triton
 import triton.language as tl
@@ -16,11 +19,13 @@ def block_page_ids(
 ):
     """Page ids of a key block: one id when the block lies inside one page, else one per key
     (masked keys read entry 0 of the row)."""
-    if PAGE_SIZE >= BLOCK_N:
+    if PAGE_SIZE % BLOCK_N == 0:
         return tl.load(table_row + block_start // PAGE_SIZE)
-    else:
+    elif BLOCK_N % PAGE_SIZE == 0:  # whole pages: the block starts on a page's first key
         first = table_row + block_start // PAGE_SIZE
         return tl.load(first + offs // PAGE_SIZE, mask=key_ok, other=0)
+    else:
+        return tl.load(table_row + (block_start + offs) // PAGE_SIZE, mask=key_ok, other=0)
 
 
 @triton.jit
@@ -32,9 +37,10 @@ def kv_row_offsets(
     gives a wrong row, never a fault. SLOT_BY_MASK takes a key's slot as its low bits (keys
     are never negative) instead of a signed remainder: the GQA loop's 64 keys in 436
     instructions against 522 (sm_90, gpt-oss at qlen 4, generic build), while MLA's 16-row
-    Triton tile compiled so takes 255 registers and spills (136 without), so it keeps `%`."""
+    Triton tile compiled so takes 255 registers and spills (136 without), so it keeps `%`.
+    Page sizes other than powers of two always take the remainder."""
     page = tl.minimum(tl.maximum(page, 0), num_pages - 1).to(tl.int64)
-    if SLOT_BY_MASK:  # noqa: SIM108 (a compile-time branch; Triton folds it)
+    if SLOT_BY_MASK and (PAGE_SIZE & (PAGE_SIZE - 1)) == 0:  # a power of two: folded at build
         slot = keys & (PAGE_SIZE - 1)
     else:
         slot = keys % PAGE_SIZE

@@ -1,0 +1,176 @@
+"""Page sizes that are not powers of two (vLLM sizes hybrid models' attention pages to their
+state: 528, 1,056 keys and the like): key blocks then cross pages at any key, so every kernel's
+addressing (`kernels/paged.py`, the Gluon producer's copies) must cut them there. Each case
+equals the fp32 reference; on a GPU also bf16, long contexts, the Gluon tile and CUDA graphs."""
+
+import pytest
+import torch
+
+import splitkv
+from splitkv import warp_specialized
+from splitkv.checks import MAX_PAGE_SIZE
+from splitkv.device import DeviceSpec
+from splitkv.testing import (
+    capture_cuda_graph,
+    check_against_reference,
+    random_gqa_case,
+    random_mla_case,
+)
+
+H200 = DeviceSpec.preset("h200")
+
+
+def edge_lengths(page_size: int, qlen: int) -> list[int]:
+    """0, a page's last key, one page, one past it, a length inside a later block (lengths
+    under qlen raised to qlen)."""
+    lengths = [0, page_size - 1, page_size, page_size + 1, 3 * page_size + 5, 150]
+    return [n if n == 0 else max(n, qlen) for n in lengths]
+
+
+def check_mla(case, **kwargs):
+    out, lse = splitkv.mla_decode(*case.args, validate=True, **kwargs)
+    check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+
+
+def check_gqa(case, **kwargs):
+    out, lse = splitkv.gqa_decode(*case.args, validate=True, **kwargs)
+    check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args))
+
+
+# (page size, qlen, plan knobs): pages shorter than a block and not dividing it (3, 12, 48
+# against 16-64-key blocks), longer ones that blocks cross (100, 96 against 64), uniform
+# splits in both grid orders and the balanced schedule.
+MLA_CASES = [
+    (3, 1, {"num_splits": 3}),
+    (12, 2, {"num_splits": 2, "block_n": 16}),
+    (48, 1, {"schedule": "balanced"}),
+    (100, 3, {"num_splits": 3, "grid_order": "batch_major"}),
+    (96, 1, {"num_splits": 2, "block_n": 64}),
+]
+
+
+@pytest.mark.parametrize("page_size,qlen,knobs", MLA_CASES)
+def test_mla_pages_that_blocks_cross(page_size, qlen, knobs, dtype, device):
+    lengths = edge_lengths(page_size, qlen)
+    case = random_mla_case(lengths, 5, qlen=qlen, page_size=page_size, dtype=dtype, device=device)
+    plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * page_size, 5, qlen=qlen,
+                               page_size=page_size, dtype=dtype, device=device,
+                               **knobs)  # fmt: skip
+    check_mla(case, plan=plan)
+
+
+@pytest.mark.parametrize("page_size,qlen", [(5, 1), (24, 2), (100, 1)])
+def test_gqa_pages_that_blocks_cross(page_size, qlen, dtype, device):
+    lengths = edge_lengths(page_size, qlen)
+    case = random_gqa_case(lengths, 8, 2, 64, qlen=qlen, page_size=page_size, dtype=dtype,
+                           device=device)  # fmt: skip
+    check_gqa(case)
+    check_gqa(case, plan=splitkv.plan_decode(
+        len(lengths), case.page_table.shape[1] * page_size, 8, qlen=qlen, page_size=page_size,
+        dtype=dtype, device=device, kind="gqa", num_kv_heads=2, head_dim=64,
+        schedule="balanced"))  # fmt: skip
+
+
+def test_shared_prefixes_on_pages_of_48_keys(dtype, device):
+    # Two groups (2 and 3 shared pages); a member ends inside its group's prefix.
+    lengths = [150, 100, 60, 130, 77]
+    case = random_mla_case(lengths, 4, qlen=2, page_size=48, dtype=dtype, device=device,
+                           prefix_groups=[([0, 1], 96), ([2, 3], 144)])  # fmt: skip
+    groups = [([0, 1], 2), ([2, 3], 3)]
+    out, lse = splitkv.mla_decode_shared_prefix(*case.args, groups, validate=True)
+    check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+    gqa = random_gqa_case(lengths, 8, 2, 64, qlen=2, page_size=24, dtype=dtype, device=device,
+                          prefix_groups=[([0, 1], 48), ([2, 3], 72)])  # fmt: skip
+    out, lse = splitkv.gqa_decode_shared_prefix(*gqa.args, groups, validate=True)
+    check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args))
+
+
+def test_page_sizes_in_bounds_are_planned_and_others_named():
+    for page_size in (1, 7, 48, 528, MAX_PAGE_SIZE):
+        splitkv.plan_decode(2, 4096, 16, page_size=page_size, device="meta", device_spec=H200)
+    for page_size in (0, MAX_PAGE_SIZE + 1):
+        with pytest.raises(ValueError, match=r"^page_size: expected an int in"):
+            splitkv.plan_decode(2, 4096, 16, page_size=page_size, device="meta")
+
+
+def test_the_gluon_tile_takes_pages_that_copies_can_cut(device):
+    # Its copies are of the largest power of two dividing the page (at most a block), and a
+    # copy of fewer than 8 rows would cut its buffers' swizzle pattern.
+    def plan(page_size, **knobs):
+        return splitkv.plan_decode(8, 8192, 128, page_size=page_size, device="meta",
+                                   device_spec=H200, **knobs)  # fmt: skip
+
+    for page_size in (8, 24, 48, 96, 528):
+        assert plan(page_size).warp_specialized, page_size
+    assert [warp_specialized.copy_rows(p, 64) for p in (24, 48, 96, 528, 256)] == [
+        8, 16, 32, 16, 64
+    ]  # fmt: skip
+    assert not plan(12).warp_specialized
+    with pytest.raises(ValueError, match="warp_specialized: needs a page size that is a multiple"):
+        plan(100, warp_specialized=True)
+
+
+def test_bulk_copies_of_whole_blocks_need_pages_that_blocks_divide():
+    def plan(page_size, **knobs):
+        return splitkv.plan_decode(8, 68096, 16, page_size=page_size, device="meta",
+                                   device_spec=H200, warp_specialized=False,
+                                   **knobs)  # fmt: skip
+
+    assert plan(128).kv_tma and not plan(96).kv_tma and not plan(192 + 8).kv_tma
+    with pytest.raises(ValueError, match=r"^kv_tma: needs a page size that is a multiple of"):
+        plan(96, kv_tma=True, block_n=64)
+
+
+def test_a_table_past_int32_keys_is_refused(device):
+    page_size = 8192
+    case = random_mla_case([40], 2, page_size=page_size, dtype=torch.float16, device=device)
+    wide = torch.zeros(1, 2**31 // page_size, dtype=torch.int32, device=device)
+    wide[:, : case.page_table.shape[1]] = case.page_table
+    with pytest.raises(ValueError, match=r"^page_table: expected at most 262143 columns"):
+        splitkv.mla_decode(case.q, case.kv_cache, wide, case.seq_lens)
+
+
+@pytest.mark.gpu
+@pytest.mark.triton_3_6
+@pytest.mark.parametrize("page_size", [24, 48, 528])
+@pytest.mark.parametrize("heads,qlen", [(128, 1), (16, 4), (16, 1)])
+def test_gluon_tile_on_long_contexts(page_size, heads, qlen, device):
+    # 64-row tiles, the alternating consumers (128 heads) and keys as rows (16 heads x qlen 1),
+    # on the balanced program loop and on uniform splits.
+    lengths = [70001, qlen, 4097, 12345]
+    case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size, dtype=torch.bfloat16,
+                           device=device)  # fmt: skip
+    for schedule in ("balanced", "uniform"):
+        plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * page_size, heads,
+                                   qlen=qlen, page_size=page_size, device=device,
+                                   seq_lens=lengths, schedule=schedule)  # fmt: skip
+        assert plan.warp_specialized, (schedule, plan)
+        check_mla(case, plan=plan)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("page_size", [100, 96, 1056])
+def test_triton_tiles_on_long_contexts(page_size, device):
+    lengths = [70001, 2, 4097, 12345]
+    mla = random_mla_case(lengths, 16, qlen=2, page_size=page_size, dtype=torch.bfloat16,
+                          device=device)  # fmt: skip
+    check_mla(mla)
+    gqa = random_gqa_case(lengths, 32, 8, 128, qlen=2, page_size=page_size,
+                          dtype=torch.bfloat16, device=device)  # fmt: skip
+    check_gqa(gqa)
+
+
+@pytest.mark.gpu
+def test_replays_with_new_lengths_on_pages_of_48_keys(device):
+    # Every request owns 9,000 keys' pages; each replay reads a different prefix of them.
+    case = random_mla_case([9000] * 4, 16, qlen=1, page_size=48, dtype=torch.bfloat16,
+                           device=device)  # fmt: skip
+    plan = splitkv.plan_decode(4, case.page_table.shape[1] * 48, 16, page_size=48,
+                               device=device, schedule="balanced")  # fmt: skip
+    out = torch.empty(4, 1, 16, 512, dtype=torch.bfloat16, device=device)
+    lse = torch.empty(4, 1, 16, dtype=torch.float32, device=device)
+    graph = capture_cuda_graph(lambda: splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse))
+    for new in ([48, 9000, 1, 4000], [8999, 49, 96, 0]):
+        case.seq_lens.copy_(torch.tensor(new, dtype=torch.int32))
+        graph.replay()
+        check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
