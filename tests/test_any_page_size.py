@@ -88,9 +88,12 @@ def test_shared_prefixes_on_pages_of_48_keys(dtype, device):
 def test_page_sizes_in_bounds_are_planned_and_others_named():
     for page_size in (1, 7, 48, 528, MAX_PAGE_SIZE):
         splitkv.plan_decode(2, 4096, 16, page_size=page_size, device="meta", device_spec=H200)
+    splitkv.plan_shared_prefix([([0, 1], 2)], 2, 10, 528, "cpu")
     for page_size in (0, MAX_PAGE_SIZE + 1):
         with pytest.raises(ValueError, match=r"^page_size: expected an int in"):
             splitkv.plan_decode(2, 4096, 16, page_size=page_size, device="meta")
+        with pytest.raises(ValueError, match=r"^page_size: expected an int in"):
+            splitkv.plan_shared_prefix([([0, 1], 2)], 2, 10, page_size, "cpu")
 
 
 def test_the_gluon_tile_takes_pages_that_copies_can_cut(device):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from splitkv.checks import check_int, check_mla_call, validate_decode_data
+from splitkv.checks import MAX_PAGE_SIZE, check_int, check_mla_call, validate_decode_data
 from splitkv.device import DeviceSpec, on_device
 from splitkv.kernels.prefix_cascade import merge_prefix_kernel, suffix_rows_kernel
 from splitkv.merge import MAX_BLOCK_D
@@ -207,6 +207,7 @@ def plan_shared_prefix(
         schedule) instead of planning for whole tables. Calls may have any lengths.
     device_spec: the device the tiles are sized for; default: read off `device`.
     """
+    check_int("page_size", page_size, 1, MAX_PAGE_SIZE)
     groups = _check_groups(prefix_groups, batch_size, max_pages)
     lengths = host_lengths(seq_lens, batch_size, max_pages * page_size)
     if seq_lens is not None and len(lengths) != batch_size:
