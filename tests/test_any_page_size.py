@@ -177,3 +177,22 @@ def test_replays_with_new_lengths_on_pages_of_48_keys(device):
         case.seq_lens.copy_(torch.tensor(new, dtype=torch.int32))
         graph.replay()
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+
+
+@pytest.mark.gpu
+@pytest.mark.triton_3_6
+@pytest.mark.parametrize(
+    "heads,qlen,copy_rows", [(12, 4, 16), (12, 4, 8), (128, 1, 16), (12, 2, 32)]
+)
+def test_key_blocks_in_shorter_copies(heads, qlen, copy_rows, device):
+    # Copies shorter than the page allows (`plan_decode(copy_rows=)`), on the program loop and
+    # on uniform splits: the same keys in the same buffers.
+    lengths = [70001, qlen, 4097, 12345]
+    case = random_mla_case(lengths, heads, qlen=qlen, page_size=64, dtype=torch.bfloat16,
+                           device=device)  # fmt: skip
+    for schedule in ("balanced", "uniform"):
+        plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * 64, heads, qlen=qlen,
+                                   device=device, seq_lens=lengths, schedule=schedule,
+                                   copy_rows=copy_rows)  # fmt: skip
+        assert plan.warp_specialized and plan.copy_rows == copy_rows
+        check_mla(case, plan=plan)

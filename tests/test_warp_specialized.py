@@ -210,6 +210,25 @@ def test_other_tritons_plan_the_triton_kernels_and_say_why(monkeypatch, release)
         splitkv.plan_decode.forget()
 
 
+def test_copy_rows_default_to_the_most_a_page_allows_and_bad_ones_are_named():
+    # A block in one copy at page 64 (64 keys; the alternating consumers' blocks are 32), in
+    # 16-row copies at page 48; none off the Gluon kernels.
+    assert (planned(12, 4).copy_rows, planned(128).copy_rows) == (64, 32)
+    assert planned(12, 4, page_size=48).copy_rows == 16
+    assert planned(12, 4, copy_rows=16).copy_rows == 16
+    assert planned(12, 4, warp_specialized=False).copy_rows == 0
+    for knobs, bounds in (({"copy_rows": 128}, "8, 64"), ({"copy_rows": 4}, "8, 64"),
+                          ({"copy_rows": 24}, "8, 64"), ({"copy_rows": 64}, "8, 32"),
+                          ({"copy_rows": 32, "page_size": 48}, "8, 16")):  # fmt: skip
+        heads = 128 if knobs["copy_rows"] == 64 else 12
+        with pytest.raises(
+            ValueError, match=rf"^copy_rows: expected a power of two in \[{bounds}\]"
+        ):
+            planned(heads, 4 if heads == 12 else 1, **knobs)
+    with pytest.raises(ValueError, match=r"^copy_rows: needs the warp-specialized kernel"):
+        planned(12, 4, copy_rows=16, warp_specialized=False)
+
+
 def test_asking_for_it_where_it_cannot_run_names_the_reason():
     with pytest.raises(ValueError, match="warp_specialized: needs the uniform schedule or"):
         planned(128, schedule="balanced", program_loop=False, warp_specialized=True)

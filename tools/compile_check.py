@@ -202,6 +202,7 @@ CASES: dict[str, Callable[[], Callable[[], object]]] = {
     "mla page 48 qlen 4": lambda: mla_call(ONE_LONG, 12, qlen=4, page=48),
     "mla page 528 128 heads": lambda: mla_call(RAGGED, 128, page=528),
     "mla page 100": lambda: mla_call(RAGGED, 16, page=100),
+    "mla copy rows 16": lambda: mla_call(ONE_LONG, 12, qlen=4, copy_rows=16),
     "gqa page 528 qlen 2": lambda: gqa_call(RAGGED, 32, 8, 128, qlen=2, page=528),
     "mla cascade": lambda: cascade_call("mla"),
     "gqa cascade": lambda: cascade_call("gqa"),

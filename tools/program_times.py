@@ -66,7 +66,8 @@ def main() -> None:
                                page_size=args.page_size, device="cuda", schedule="balanced",
                                seq_lens=lengths, num_programs=args.num_programs,
                                warp_specialized=True, piece_cost=args.piece_cost)  # fmt: skip
-    descriptors = ws.kv_row_descriptors(case.kv_cache, args.page_size, plan.block_n)
+    descriptors = ws.kv_row_descriptors(case.kv_cache, args.page_size, plan.block_n,
+                                        plan.copy_rows)  # fmt: skip
     grid = plan.num_programs * plan.num_head_blocks
     times = torch.zeros(grid, PROGRAM_TIMES.value, dtype=torch.int64, device="cuda")
     scale_log2 = case.q.shape[-1] ** -0.5 * 1.4426950408889634

@@ -29,6 +29,7 @@ BENCH_INT_KNOBS = (
     "latent_chains",
     "consumer_groups",
     "kv_pack",
+    "copy_rows",
 )
 BENCH_FLAG_KNOBS = (
     ("page_prefetch", "page ids one block ahead (default: the plan's choice)"),
@@ -162,7 +163,7 @@ def _kind_knobs(args: argparse.Namespace) -> dict:
 ABLATION_CHOICES = (
     "grid_order", "merge", "merge_tile", "pipeline", "schedule", "gqa_schedule", "wide_tile",
     "warp_specialized", "mtp_loop", "loop_piece_cost", "loop_piece_cost_held_out",
-    "alternate_piece_cost", "alternate_piece_cost_held_out",
+    "alternate_piece_cost", "alternate_piece_cost_held_out", "copy_rows",
 )  # fmt: skip
 
 
@@ -527,6 +528,7 @@ def _print_plan(plan) -> None:
         "keys_as_rows",
         "consumer_groups",
         "alternate_blocks",
+        "copy_rows",
         "merge_block_s",
         "merge_d_split",
         "merge_num_warps",

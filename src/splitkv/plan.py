@@ -126,7 +126,8 @@ class DecodePlan:
     blocks; `whole_pieces`: the Gluon loop writes a request one piece holds straight to the
     output, as the Gluon uniform kernel does on one split, with no merge); "uniform" splits
     every request into `num_splits`. `warp_specialized` (MLA, 16- to 64-row tiles on Hopper,
-    uniform or program loop) runs stage 1 on the Gluon kernels instead of the Triton ones.
+    uniform or program loop) runs stage 1 on the Gluon kernels instead of the Triton ones,
+    which bring each key block in bulk copies of `copy_rows` rows (0 on the Triton kernels).
     Stage 2: `merge_block_s` partials per iteration, `merge_d_split` programs per row;
     `dependent_launch` starts it as a programmatic dependent of stage 1; `early_start` starts
     the Gluon stage 1 as one of the kernel ahead of it. `partial_dtype`: the
@@ -175,6 +176,7 @@ class DecodePlan:
     alternate_blocks: bool = False
     merge_rows: int = 1
     kv_pack: int = 1
+    copy_rows: int = 0
 
     @property
     def programs_a_split(self) -> int:
@@ -316,6 +318,7 @@ def plan_decode(
     keys_as_rows: bool | None = None,
     consumer_groups: int | None = None,
     alternate_blocks: bool | None = None,
+    copy_rows: int | None = None,
     dependent_launch: bool | None = None,
     early_start: bool | None = None,
     merge_streams: bool | None = None,
@@ -460,6 +463,10 @@ def plan_decode(
             two splitting every 64-key block, the alternative: False); default on where that
             tile runs two or more head blocks a request (`plan_rules.alternate_blocks_for`).
             True asks for the Gluon kernel too.
+        copy_rows: the Gluon kernels: rows of each bulk copy (TMA) of a key block, a power of
+            two from 8 that divides the page size, at most a block. Default: the most,
+            `warp_specialized.copy_rows` (a 64-key block in one copy at page 64, in four of 16
+            rows at page 48).
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         early_start: with warp_specialized and dependent_launch: launch stage 1 as a
@@ -665,6 +672,8 @@ def plan_decode(
     block_n_ws = ws.ALTERNATE_BLOCK_N if alternate_blocks else ws.BLOCK_N
     piece_cost = piece_cost_for(piece_cost, program_loop, block_n_ws, keys_as_rows, block_h,
                                 warp_specialized=warp_specialized, spec=spec)  # fmt: skip
+    copy_rows = ws.copy_rows_for(copy_rows, warp_specialized=bool(warp_specialized),
+                                 page_size=page_size, block_n=block_n_ws)  # fmt: skip
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = block_n_ws, ws.num_warps_for(block_h), ws.NUM_STAGES
@@ -752,6 +761,7 @@ def plan_decode(
         alternate_blocks=alternate_blocks,
         merge_rows=merge_rows,
         kv_pack=kv_pack,
+        copy_rows=copy_rows,
     )
 
 

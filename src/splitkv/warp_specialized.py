@@ -9,7 +9,7 @@ import importlib.util
 import torch
 import triton
 
-from splitkv.checks import rows_describable
+from splitkv.checks import check_int, rows_describable
 
 # What the kernel is built for (absorbed MLA on Hopper's wgmma).
 HEAD_DIM_QK, HEAD_DIM_V = 576, 512
@@ -125,18 +125,39 @@ def unsupported_reason(
 
 
 def copy_rows(page_size: int, block_n: int = BLOCK_N) -> int:
-    """Rows of one bulk copy of keys (`load_key_blocks`' SUB): the largest power of two that
-    divides the page size, at most a block, so no copy crosses a page."""
+    """The most rows one bulk copy of keys may take (`load_key_blocks`' SUB): the largest
+    power of two that divides the page size, at most a block, so no copy crosses a page."""
     return min(page_size & -page_size, block_n)
 
 
-def kv_row_descriptors(kv: torch.Tensor, page_size: int, block_n: int = BLOCK_N) -> tuple | None:
-    """Descriptors over the pool's rows [num_pages * page_size, 576], boxes of one page's (or
-    one block's) rows by 256 latent columns and by the 64 rope columns; None for a pool whose
-    rows are not page-contiguous and 16-byte aligned (the Triton kernel reads it instead)."""
+def copy_rows_for(requested: int | None, *, warp_specialized: bool, page_size: int,
+                  block_n: int) -> int:  # fmt: skip
+    """The plan's `copy_rows`: 0 off the Gluon kernels; as requested (a power of two from
+    MIN_COPY_ROWS up to `copy_rows(page_size, block_n)`), else that largest one."""
+    if requested is None:
+        return copy_rows(page_size, block_n) if warp_specialized else 0
+    check_int("copy_rows", requested, 1)
+    if not warp_specialized:
+        raise ValueError(f"copy_rows: needs the warp-specialized kernel, got {requested}")
+    most = copy_rows(page_size, block_n)
+    if requested & (requested - 1) or not MIN_COPY_ROWS <= requested <= most:
+        raise ValueError(
+            f"copy_rows: expected a power of two in [{MIN_COPY_ROWS}, {most}] (dividing the "
+            f"page size {page_size} and the {block_n}-key block), got {requested}"
+        )
+    return requested
+
+
+def kv_row_descriptors(kv: torch.Tensor, page_size: int, block_n: int = BLOCK_N,
+                       rows: int | None = None) -> tuple | None:  # fmt: skip
+    """Descriptors over the pool's rows [num_pages * page_size, 576], boxes of `rows` rows
+    (default: `copy_rows(page_size, block_n)`, the most a copy may take) by 256 latent columns
+    and by the 64 rope columns; None for a pool whose rows are not page-contiguous and 16-byte
+    aligned (the Triton kernel reads it instead). The kernels copy a key block in boxes of
+    this height."""
     if not rows_describable(kv, page_size):
         return None
-    rows = copy_rows(page_size, block_n)
+    rows = rows or copy_rows(page_size, block_n)
     shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [kv.stride(1), 1]
     return row_descriptors(kv, shape, strides, rows)
 
@@ -219,7 +240,7 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, scale_log2, o
     from splitkv.kernels.mla_warp_specialized import mla_warp_specialized_kernel
     from splitkv.mla import merge_stream_args  # splitkv.mla imports this module
 
-    descriptors = kv_row_descriptors(kv, page_size, plan.block_n)
+    descriptors = kv_row_descriptors(kv, page_size, plan.block_n, plan.copy_rows)
     if descriptors is None:
         return False
     if plan.schedule == "balanced":

@@ -62,6 +62,13 @@ def ragged_and_one_long(heads: int, qlen: int) -> list[BenchShape]:
     return with_labels(special_shapes(heads, qlen=qlen), ["ragged", "1x"])
 
 
+def copy_rows_shapes() -> list[BenchShape]:
+    """Issue 5's ragged and one-long batches on each Gluon consumer: keys as rows (12 heads x
+    qlen 1 and 2), the 64-row tile (qlen 4) and its alternating pair (128 heads)."""
+    heights = ((12, 1), (12, 2), (12, 4), (128, 1))
+    return [s for heads, qlen in heights for s in ragged_and_one_long(heads, qlen)]
+
+
 def mtp_loop_shapes() -> list[BenchShape]:
     """Issue 5's ragged and one-long batches at qlen 2 and 4 (MTP): the Gluon program loop on
     the 32-row keys-as-rows and the 64-row tiles."""
@@ -310,6 +317,14 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
         [Trial("default plan", {}), *_piece_costs(4, 8)],
         alternate_loop_held_out_shapes,
         True,
+    ),
+    "copy_rows": (  # the Gluon kernels' bulk copies of a key block, in boxes of these rows
+        [
+            Trial("default plan", {}),
+            *(Trial(f"copy rows {n}", {"copy_rows": n}) for n in (32, 16, 8)),
+        ],
+        copy_rows_shapes,
+        False,
     ),
     "gqa_schedule": (  # GQA's balanced grid: one wave of programs, or of launched pieces
         [

@@ -60,12 +60,12 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
     """Producer: key block j (keys first_key + j * BLOCK_N onward) into the ring's buffer
     (ring_start + j) % NUM_STAGES once the consumers released it (ring_start: blocks the ring
     carried before, for a program that streams several pieces). A block arrives as copies of
-    SUB rows, SUB the largest power of two dividing the page size, at most BLOCK_N: a copy
-    starts on a multiple of SUB, so it never crosses a page, whatever the page size (48: three
-    copies of 16 rows a 48-key page). A page index past the table row (the tail of a last
-    block) is clamped to its last entry, and those keys are masked by the consumers."""
-    PAGE_LOW_BIT: gl.constexpr = PAGE_SIZE & -PAGE_SIZE
-    SUB: gl.constexpr = PAGE_LOW_BIT if PAGE_LOW_BIT < BLOCK_N else BLOCK_N
+    SUB rows, the descriptors' box height (the plan's `copy_rows`: a power of two dividing the
+    page size, at most BLOCK_N): a copy starts on a multiple of SUB, so it never crosses a
+    page, whatever the page size (48: three copies of 16 rows a 48-key page). A page index
+    past the table row (the tail of a last block) is clamped to its last entry, and those
+    keys are masked by the consumers."""
+    SUB: gl.constexpr = lat_desc.block_type.shape[0]
     COPIES: gl.constexpr = BLOCK_N // SUB
     BLOCK_BYTES: gl.constexpr = COPIES * (
         2 * lat_desc.block_type.nbytes + rope_desc.block_type.nbytes
