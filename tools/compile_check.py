@@ -197,12 +197,9 @@ CASES: dict[str, Callable[[], Callable[[], object]]] = {
         RAGGED[:6], 32, 8, 80, page=16, dtype=torch.float16
     ),
     "mla page 1 qlen 3": lambda: mla_call([700, 2000, 5000], 16, qlen=3, page=1),
-    # Pages off a power of two (vLLM's hybrid models): the Gluon copies of 16 rows at 48 and
-    # 528, the Triton tile's key-by-key page ids at 100.
+    # Pages off a power of two (vLLM's hybrid models): on Hopper the Gluon copies of 16 rows,
+    # elsewhere the Triton tiles' key-by-key page ids.
     "mla page 48 qlen 4": lambda: mla_call(ONE_LONG, 12, qlen=4, page=48),
-    "mla page 528 128 heads": lambda: mla_call(RAGGED, 128, page=528),
-    "mla page 100": lambda: mla_call(RAGGED, 16, page=100),
-    "mla copy rows 16": lambda: mla_call(ONE_LONG, 12, qlen=4, copy_rows=16),
     "gqa page 528 qlen 2": lambda: gqa_call(RAGGED, 32, 8, 128, qlen=2, page=528),
     "mla cascade": lambda: cascade_call("mla"),
     "gqa cascade": lambda: cascade_call("gqa"),
