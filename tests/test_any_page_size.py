@@ -1,7 +1,8 @@
 """Page sizes that are not powers of two (vLLM sizes hybrid models' attention pages to their
 state: 528, 1,056 keys and the like): key blocks then cross pages at any key, so every kernel's
-addressing (`kernels/paged.py`, the Gluon producer's copies) must cut them there. Each case
-equals the fp32 reference; on a GPU also bf16, long contexts, the Gluon tile and CUDA graphs."""
+addressing (`kernels/paged.py`, the Gluon producer's copies) must cut them there; and the Gluon
+producer's copies shorter than the page allows (`copy_rows`). Each case equals the fp32
+reference; on a GPU also bf16, long contexts, the Gluon tile and CUDA graphs."""
 
 import pytest
 import torch
