@@ -38,6 +38,21 @@ def check_gqa(case, **kwargs):
     check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args))
 
 
+def check_gluon_schedules(heads, qlen, page_size, device, **knobs):
+    """70,001 keys beside shorter requests, bf16, on the balanced program loop and on uniform
+    splits: each plan takes the Gluon kernels with `knobs` as asked, and equals the reference."""
+    lengths = [70001, qlen, 4097, 12345]
+    case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size, dtype=torch.bfloat16,
+                           device=device)  # fmt: skip
+    for schedule in ("balanced", "uniform"):
+        plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * page_size, heads,
+                                   qlen=qlen, page_size=page_size, device=device,
+                                   seq_lens=lengths, schedule=schedule, **knobs)  # fmt: skip
+        assert plan.warp_specialized, (schedule, plan)
+        assert all(getattr(plan, knob) == value for knob, value in knobs.items()), plan
+        check_mla(case, plan=plan)
+
+
 # (page size, qlen, plan knobs): pages shorter than a block and not dividing it (3, 12, 48
 # against 16-64-key blocks), longer ones that blocks cross (100, 96 against 64), uniform
 # splits in both grid orders and the balanced schedule.
@@ -139,17 +154,8 @@ def test_a_table_past_int32_keys_is_refused(device):
 @pytest.mark.parametrize("page_size", [24, 48, 528])
 @pytest.mark.parametrize("heads,qlen", [(128, 1), (16, 4), (16, 1)])
 def test_gluon_tile_on_long_contexts(page_size, heads, qlen, device):
-    # 64-row tiles, the alternating consumers (128 heads) and keys as rows (16 heads x qlen 1),
-    # on the balanced program loop and on uniform splits.
-    lengths = [70001, qlen, 4097, 12345]
-    case = random_mla_case(lengths, heads, qlen=qlen, page_size=page_size, dtype=torch.bfloat16,
-                           device=device)  # fmt: skip
-    for schedule in ("balanced", "uniform"):
-        plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * page_size, heads,
-                                   qlen=qlen, page_size=page_size, device=device,
-                                   seq_lens=lengths, schedule=schedule)  # fmt: skip
-        assert plan.warp_specialized, (schedule, plan)
-        check_mla(case, plan=plan)
+    # 64-row tiles, the alternating consumers (128 heads) and keys as rows (16 heads x qlen 1).
+    check_gluon_schedules(heads, qlen, page_size, device)
 
 
 @pytest.mark.gpu
@@ -186,14 +192,6 @@ def test_replays_with_new_lengths_on_pages_of_48_keys(device):
     "heads,qlen,copy_rows", [(12, 4, 16), (12, 4, 8), (128, 1, 16), (12, 2, 32)]
 )
 def test_key_blocks_in_shorter_copies(heads, qlen, copy_rows, device):
-    # Copies shorter than the page allows (`plan_decode(copy_rows=)`), on the program loop and
-    # on uniform splits: the same keys in the same buffers.
-    lengths = [70001, qlen, 4097, 12345]
-    case = random_mla_case(lengths, heads, qlen=qlen, page_size=64, dtype=torch.bfloat16,
-                           device=device)  # fmt: skip
-    for schedule in ("balanced", "uniform"):
-        plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * 64, heads, qlen=qlen,
-                                   device=device, seq_lens=lengths, schedule=schedule,
-                                   copy_rows=copy_rows)  # fmt: skip
-        assert plan.warp_specialized and plan.copy_rows == copy_rows
-        check_mla(case, plan=plan)
+    # Copies shorter than the page allows (`plan_decode(copy_rows=)`): the same keys in the
+    # same buffers.
+    check_gluon_schedules(heads, qlen, 64, device, copy_rows=copy_rows)

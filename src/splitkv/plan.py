@@ -672,7 +672,7 @@ def plan_decode(
     block_n_ws = ws.ALTERNATE_BLOCK_N if alternate_blocks else ws.BLOCK_N
     piece_cost = piece_cost_for(piece_cost, program_loop, block_n_ws, keys_as_rows, block_h,
                                 warp_specialized=warp_specialized, spec=spec)  # fmt: skip
-    copy_rows = ws.copy_rows_for(copy_rows, warp_specialized=bool(warp_specialized),
+    copy_rows = ws.copy_rows_for(copy_rows, warp_specialized=warp_specialized,
                                  page_size=page_size, block_n=block_n_ws)  # fmt: skip
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
