@@ -229,6 +229,21 @@ def test_copy_rows_default_to_the_most_a_page_allows_and_bad_ones_are_named():
         planned(12, 4, copy_rows=16, warp_specialized=False)
 
 
+def test_the_h100_copies_its_single_64_row_blocks_in_16_rows():
+    # run195 (docs/perf.md session 62): 16-row copies on the 64-row tile of one head block a
+    # request, on either schedule; whole blocks on the alternating consumers and keys as rows;
+    # a page that allows less keeps less.
+    def h100(heads, qlen=1, **knobs):
+        return splitkv.plan_decode(8, 8192, heads, qlen=qlen, device="meta",
+                                   device_spec=DeviceSpec.preset("h100"), **knobs)  # fmt: skip
+
+    assert [h100(h, q).copy_rows for h, q in ((12, 4), (16, 4), (32, 2), (64, 1))] == [16] * 4
+    assert h100(12, 4, seq_lens=[1, 63, 4096, 8192] * 2).copy_rows == 16  # balanced
+    assert (h100(128).copy_rows, h100(12).copy_rows, h100(12, 2).copy_rows) == (32, 64, 64)
+    assert (h100(12, 4, page_size=24).copy_rows, h100(12, 4, copy_rows=64).copy_rows) == (8, 64)
+    assert planned(12, 4).copy_rows == 64  # the H200 is not timed yet
+
+
 def test_asking_for_it_where_it_cannot_run_names_the_reason():
     with pytest.raises(ValueError, match="warp_specialized: needs the uniform schedule or"):
         planned(128, schedule="balanced", program_loop=False, warp_specialized=True)

@@ -163,7 +163,7 @@ def _kind_knobs(args: argparse.Namespace) -> dict:
 ABLATION_CHOICES = (
     "grid_order", "merge", "merge_tile", "pipeline", "schedule", "gqa_schedule", "wide_tile",
     "warp_specialized", "mtp_loop", "loop_piece_cost", "loop_piece_cost_held_out",
-    "alternate_piece_cost", "alternate_piece_cost_held_out", "copy_rows",
+    "alternate_piece_cost", "alternate_piece_cost_held_out", "copy_rows", "copy_rows_held_out",
 )  # fmt: skip
 
 

@@ -67,6 +67,9 @@ class PartitionTunables:
     wide_loop_piece_cost: the Gluon program loop's `piece_cost` on its 64-row head blocks
         (one a request, or two on the alternating consumers; not the keys-as-rows consumers),
         in 64-key blocks; 0 keeps `warp_specialized.PIECE_COST` (2, the H200's).
+    wide_copy_rows: the Gluon kernel's bulk copies of a key block on its 64-row head blocks,
+        one a request (not the alternating consumers, not keys as rows), in boxes of this many
+        rows where the page allows them; 0 keeps the most the page allows (a whole block).
     fitted: False while the values are seed 001's MI355X constants carried over unmeasured.
     """
 
@@ -90,6 +93,7 @@ class PartitionTunables:
     gqa_wide_uniform_split_keys: int = 0
     prefix_max_rows: int | None = None
     wide_loop_piece_cost: int = 0
+    wide_copy_rows: int = 0
     fitted: bool = False
 
 
@@ -251,9 +255,12 @@ def _hopper_on(
 # 12-64 heads x qlen 1-4, geomean 1.3% faster, none slower (one-long 2.3-3.1%; docs/perf.md
 # session 59, run178); on the alternating consumers (two 64-row blocks a request: 32-128 heads
 # x qlen 4-1) 10 batches, geomean 1.3% / 1.2% faster in two rounds, none over 0.7% slower
-# (one-long 2.3-4.0%; session 60, run183).
+# (one-long 2.3-4.0%; session 60, run183). Its 64-row tile (one head block a request) brings a
+# 64-key block in four copies of 16 rows: 12 heads x qlen 4, issue 5's ragged and one-long
+# batches, 1.3-1.5% faster in the geomean of two rounds, one-long 1.9-2.0% (session 62, run195);
+# the alternating consumers lost 4-9% with 16-row copies and keep whole blocks.
 _H100_TUNABLES = dataclasses.replace(
-    _NVIDIA_TUNABLES, gqa_wide_uniform_split_keys=2048, wide_loop_piece_cost=4
+    _NVIDIA_TUNABLES, gqa_wide_uniform_split_keys=2048, wide_loop_piece_cost=4, wide_copy_rows=16
 )
 
 _PRESETS = {

@@ -466,7 +466,8 @@ def plan_decode(
         copy_rows: the Gluon kernels: rows of each bulk copy (TMA) of a key block, a power of
             two from 8 that divides the page size, at most a block. Default: the most,
             `warp_specialized.copy_rows` (a 64-key block in one copy at page 64, in four of 16
-            rows at page 48).
+            rows at page 48), or less where the device measured less (the H100's 64-row tile
+            on one head block a request: 16, `PartitionTunables.wide_copy_rows`).
         dependent_launch: launch the merge as a programmatic dependent of stage 1, hiding its
             launch behind stage 1's tail; default: where the device supports it (Hopper on).
         early_start: with warp_specialized and dependent_launch: launch stage 1 as a
@@ -672,8 +673,12 @@ def plan_decode(
     block_n_ws = ws.ALTERNATE_BLOCK_N if alternate_blocks else ws.BLOCK_N
     piece_cost = piece_cost_for(piece_cost, program_loop, block_n_ws, keys_as_rows, block_h,
                                 warp_specialized=warp_specialized, spec=spec)  # fmt: skip
-    copy_rows = ws.copy_rows_for(copy_rows, warp_specialized=warp_specialized,
-                                 page_size=page_size, block_n=block_n_ws)  # fmt: skip
+    # A device's measured copy height holds for the 64-row tile on one head block a request.
+    one_wide_block = block_h == ws.BLOCK_H and not keys_as_rows and not alternate_blocks
+    copy_rows = ws.copy_rows_for(
+        copy_rows, warp_specialized=warp_specialized, page_size=page_size, block_n=block_n_ws,
+        preferred=spec.tunables.wide_copy_rows if one_wide_block else 0,
+    )  # fmt: skip
     if warp_specialized:
         # The Triton tile the kernel replaces, so a call that falls back runs the same tile.
         block_n, num_warps, num_stages = block_n_ws, ws.num_warps_for(block_h), ws.NUM_STAGES

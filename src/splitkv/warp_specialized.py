@@ -131,11 +131,13 @@ def copy_rows(page_size: int, block_n: int = BLOCK_N) -> int:
 
 
 def copy_rows_for(requested: int | None, *, warp_specialized: bool, page_size: int,
-                  block_n: int) -> int:  # fmt: skip
+                  block_n: int, preferred: int = 0) -> int:  # fmt: skip
     """The plan's `copy_rows`: 0 off the Gluon kernels; as requested (a power of two from
-    MIN_COPY_ROWS up to `copy_rows(page_size, block_n)`), else that largest one."""
+    MIN_COPY_ROWS up to `copy_rows(page_size, block_n)`), else `preferred` (a device's
+    measured height, 0 for none) or that largest one, whichever is less."""
     if requested is None:
-        return copy_rows(page_size, block_n) if warp_specialized else 0
+        most = copy_rows(page_size, block_n)
+        return min(preferred or most, most) if warp_specialized else 0
     check_int("copy_rows", requested, 1)
     if not warp_specialized:
         raise ValueError(f"copy_rows: needs the warp-specialized kernel, got {requested}")

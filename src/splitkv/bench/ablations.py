@@ -120,6 +120,13 @@ def wide_loop_held_out_shapes() -> list[BenchShape]:
     return held_out_shapes(WIDE_LOOP_HEIGHTS, 59)
 
 
+def copy_rows_held_out_shapes() -> list[BenchShape]:
+    """Held out from `copy_rows_shapes`: each 64-row height of one head block a request, seeds
+    67-70, and two uniform batches (12 heads x qlen 4, 8 x 65,536; 64 heads, 48 x 8,192)."""
+    uniform = [BenchShape(12, 65536, 8, 4), BenchShape(64, 8192, 48)]
+    return held_out_shapes(WIDE_LOOP_HEIGHTS, 67) + uniform
+
+
 def alternate_loop_held_out_shapes() -> list[BenchShape]:
     """Held out from `alternate_loop_shapes`: each 128-row height, seeds 64-66."""
     return held_out_shapes(ALTERNATE_LOOP_HEIGHTS, 64)
@@ -324,6 +331,14 @@ ABLATIONS: dict[str, tuple[list[Trial], object, bool]] = {
             *(Trial(f"copy rows {n}", {"copy_rows": n}) for n in (32, 16, 8)),
         ],
         copy_rows_shapes,
+        False,
+    ),
+    "copy_rows_held_out": (  # the device's default height against whole blocks and 32 rows
+        [
+            Trial("default plan", {}),
+            *(Trial(f"copy rows {n}", {"copy_rows": n}) for n in (64, 32)),
+        ],
+        copy_rows_held_out_shapes,
         False,
     ),
     "gqa_schedule": (  # GQA's balanced grid: one wave of programs, or of launched pieces
