@@ -103,6 +103,25 @@ def test_the_cli_offers_every_ablation():
     assert sorted(ABLATION_CHOICES) == sorted(ABLATIONS)
 
 
+def test_an_ablation_keeps_its_shapes_of_any_head_count_unless_heads_narrow_them():
+    import argparse
+
+    from splitkv.cli import _bench_arguments, ablation_shapes_asked
+
+    parser = argparse.ArgumentParser()
+    _bench_arguments(parser)
+    shapes = ABLATIONS["copy_rows_held_out"][1]()
+
+    def asked(*argv):
+        return ablation_shapes_asked(shapes, parser.parse_args(["--ablation", *argv]))
+
+    # 12, 16, 32 and 64 heads: the 32 and 64 ones were dropped when --heads defaulted to
+    # the sweep's 12 16 128 (session 62's run196).
+    assert asked("copy_rows_held_out") == shapes and {s.heads for s in shapes} == {12, 16, 32, 64}
+    assert {s.heads for s in asked("copy_rows_held_out", "--heads", "64")} == {64}
+    assert [s.batch for s in asked("copy_rows_held_out", "--batch", "48")] == [48]
+
+
 def test_ablations_cover_the_issue_shapes():
     # with the shared prefix: the 8 x 327,600 batch at 12 and 16 heads and the 6-group mix
     assert len(ablation_shapes()) == 20 and len(ablation_shapes(True)) == 23

@@ -171,7 +171,14 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     from splitkv.bench import shapes
 
     parser.add_argument("--kind", choices=["mla", "gqa"], default="mla")
-    parser.add_argument("--heads", type=int, nargs="+", default=list(shapes.STANDARD_HEADS))
+    parser.add_argument(
+        "--heads",
+        type=int,
+        nargs="+",
+        default=None,
+        help=f"MLA query heads (default {' '.join(map(str, shapes.STANDARD_HEADS))}; with "
+        "--ablation: only its shapes of these heads, default all of them)",
+    )
     parser.add_argument(
         "--models",
         nargs="+",
@@ -249,6 +256,18 @@ def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tag", default="bench", help="file name stem of the results")
 
 
+def ablation_shapes_asked(shapes: list, args: argparse.Namespace) -> list:
+    """An ablation's own shapes, narrowed by --heads, --models, --context and --batch where
+    given (an ablation's shapes may hold any head count: without --heads, all of them)."""
+    return [
+        s
+        for s in shapes
+        if (s.model in args.models if s.kind == "gqa" else not args.heads or s.heads in args.heads)
+        and (not args.context or s.context in args.context)
+        and (not args.batch or s.batch in args.batch)
+    ]
+
+
 def _bench(args: argparse.Namespace) -> int:
     if not torch.cuda.is_available():
         print("splitkv bench: error: needs a CUDA or ROCm GPU", file=sys.stderr)
@@ -262,14 +281,7 @@ def _bench(args: argparse.Namespace) -> int:
     measure_merge = args.merge_time
     if args.ablation:
         trials, make_shapes, measure_merge = ABLATIONS[args.ablation]
-        # --heads/--context/--batch narrow the ablation's own shapes when given.
-        todo = [
-            s
-            for s in make_shapes()
-            if (s.model in args.models if s.kind == "gqa" else s.heads in args.heads)
-            and (not args.context or s.context in args.context)
-            and (not args.batch or s.batch in args.batch)
-        ]
+        todo = ablation_shapes_asked(make_shapes(), args)
     elif args.special and args.kind == "gqa":
         todo = [
             shape
@@ -283,7 +295,7 @@ def _bench(args: argparse.Namespace) -> int:
         todo = [
             shape
             for qlen in args.qlen
-            for heads in args.heads
+            for heads in args.heads or shapes.STANDARD_HEADS
             for page_size in args.page_size or [64]
             for shape in shapes.special_shapes(heads, args.dtype, qlen, page_size)
         ]
@@ -305,7 +317,7 @@ def _bench(args: argparse.Namespace) -> int:
         trials = _trials(args)
     else:
         todo = shapes.grid_shapes(
-            args.heads,
+            args.heads or shapes.STANDARD_HEADS,
             args.context or shapes.STANDARD_CONTEXTS,
             args.batch or shapes.STANDARD_BATCHES,
             args.qlen,
