@@ -55,13 +55,17 @@ def check_gluon_schedules(heads, qlen, page_size, device, **knobs):
 
 # (page size, qlen, plan knobs): pages shorter than a block and not dividing it (3, 12, 48
 # against 16-64-key blocks), longer ones that blocks cross (100, 96 against 64), uniform
-# splits in both grid orders and the balanced schedule.
+# splits in both grid orders, the balanced schedule, and page ids loaded a block ahead.
 MLA_CASES = [
     (3, 1, {"num_splits": 3}),
     (12, 2, {"num_splits": 2, "block_n": 16}),
     (48, 1, {"schedule": "balanced"}),
     (100, 3, {"num_splits": 3, "grid_order": "batch_major"}),
     (96, 1, {"num_splits": 2, "block_n": 64}),
+    # Page ids a block ahead: the look-ahead block starts at the split's last key, off any
+    # block boundary.
+    (100, 1, {"num_splits": 2, "page_prefetch": True, "block_n": 32}),
+    (12, 2, {"num_splits": 3, "page_prefetch": True}),
 ]
 
 

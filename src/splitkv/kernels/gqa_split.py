@@ -305,7 +305,14 @@ def gqa_attend_keys(
         else:
             page = block_page_ids(table_row, block_start, offs_n, key_ok, PAGE_SIZE, BLOCK_N)
         k_rows = kv_row_offsets(
-            page, keys, num_pages, stride_k_page, stride_k_slot, PAGE_SIZE, SLOT_BY_MASK=True
+            page,
+            block_start,
+            keys,
+            num_pages,
+            stride_k_page,
+            stride_k_slot,
+            PAGE_SIZE,
+            SLOT_BY_MASK=True,
         )
         tile_ok = key_ok[:, None] & d_ok[None, :]
         # Slots past seq_len are masked at the load, so whatever they hold (NaN) never enters.
@@ -322,7 +329,14 @@ def gqa_attend_keys(
             v_rows = k_rows
         else:
             v_rows = kv_row_offsets(
-                page, keys, num_pages, stride_v_page, stride_v_slot, PAGE_SIZE, SLOT_BY_MASK=True
+                page,
+                block_start,
+                keys,
+                num_pages,
+                stride_v_page,
+                stride_v_slot,
+                PAGE_SIZE,
+                SLOT_BY_MASK=True,
             )
         v = tl.load(v_ptr + v_head + v_rows[:, None] + v_columns[None, :], mask=tile_ok, other=0.0)
         m_i, l_i, acc = softmax_step(m_i, l_i, acc, scores, v)

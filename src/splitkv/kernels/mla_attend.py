@@ -207,7 +207,9 @@ def mla_attend_block(
         row0 = tl.minimum(tl.maximum(page, 0), num_pages - 1) * PAGE_SIZE
         row0 += block_start % PAGE_SIZE
     else:
-        kv_rows = kv_row_offsets(page, keys, num_pages, stride_kv_page, stride_kv_slot, PAGE_SIZE)
+        kv_rows = kv_row_offsets(
+            page, block_start, keys, num_pages, stride_kv_page, stride_kv_slot, PAGE_SIZE
+        )
     if LATENT_CHAINS == 2:
         if USE_TMA:
             k_lo = latent_desc.load([row0, 0])

@@ -6,8 +6,12 @@ does), and blocks are powers of two, so with a power-of-two page size a block ei
 inside one page or covers whole pages: its keys' page indices are the start's plus a pattern
 of the block's offsets (`offs`, `tl.arange(0, BLOCK_N)`) known at build time, not a division a
 key. Any other page size (48, 100, 528: vLLM sizes hybrid models' pages to their state) cuts
-blocks at arbitrary keys, so each key divides by the page size (a constant: a multiply and a
-shift)."""
+blocks at arbitrary keys. There one division a block finds the page holding its first key and
+that key's slot; a key's page and slot follow from its offset past that slot (less than a page
+plus a block) divided by the page size. Dividing each key itself spilled the MLA 64-row Triton
+tile inside its key loop (sm_90, page 100: 165 local loads and stores a pass, 32% slower than
+page 4 on the H100), and so did a compare in place of the small division where a page holds a
+block or more (143); docs/perf.md session 62."""
 
 import triton
 import triton.language as tl
@@ -25,25 +29,44 @@ def block_page_ids(
         first = table_row + block_start // PAGE_SIZE
         return tl.load(first + offs // PAGE_SIZE, mask=key_ok, other=0)
     else:
-        return tl.load(table_row + (block_start + offs) // PAGE_SIZE, mask=key_ok, other=0)
+        first = table_row + block_start // PAGE_SIZE
+        return tl.load(first + pages_past_first(block_start, offs, PAGE_SIZE), mask=key_ok, other=0)
+
+
+@triton.jit
+def pages_past_first(block_start, offs, PAGE_SIZE: tl.constexpr):
+    """For a page size that is not a power of two: how many pages past the one holding the
+    block's first key each key lies."""
+    past = block_start % PAGE_SIZE + offs
+    return past // PAGE_SIZE
+
+
+@triton.jit
+def key_slots(block_start, keys, PAGE_SIZE: tl.constexpr, SLOT_BY_MASK: tl.constexpr):
+    """The keys' slots in their pages (`keys` = block_start + offsets: any start). A power of
+    two folds at build time, as low bits with SLOT_BY_MASK (keys are never negative) or a
+    signed remainder; other page sizes count from the first key's slot (module docstring)."""
+    if (PAGE_SIZE & (PAGE_SIZE - 1)) == 0:
+        if SLOT_BY_MASK:
+            return keys & (PAGE_SIZE - 1)
+        return keys % PAGE_SIZE
+    past = block_start % PAGE_SIZE + (keys - block_start)
+    return past % PAGE_SIZE
 
 
 @triton.jit
 def kv_row_offsets(
-    page, keys, num_pages, stride_page, stride_slot, PAGE_SIZE: tl.constexpr,
+    page, block_start, keys, num_pages, stride_page, stride_slot, PAGE_SIZE: tl.constexpr,
     SLOT_BY_MASK: tl.constexpr = False,
 ):  # fmt: skip
-    """Element offsets of the keys' rows. Page ids are clamped into the pool: a corrupt table
-    gives a wrong row, never a fault. SLOT_BY_MASK takes a key's slot as its low bits (keys
-    are never negative) instead of a signed remainder: the GQA loop's 64 keys in 436
-    instructions against 522 (sm_90, gpt-oss at qlen 4, generic build), while MLA's 16-row
-    Triton tile compiled so takes 255 registers and spills (136 without), so it keeps `%`.
-    Page sizes other than powers of two always take the remainder."""
+    """Element offsets of the keys' rows (`keys`: block_start + offsets). Page ids are clamped
+    into the pool: a corrupt table gives a wrong row, never a fault. SLOT_BY_MASK takes a
+    power-of-two page's slot as a key's low bits instead of a signed remainder: the GQA loop's
+    64 keys in 436 instructions against 522 (sm_90, gpt-oss at qlen 4, generic build), while
+    MLA's 16-row Triton tile compiled so takes 255 registers and spills (136 without), so it
+    keeps `%`."""
     page = tl.minimum(tl.maximum(page, 0), num_pages - 1).to(tl.int64)
-    if SLOT_BY_MASK and (PAGE_SIZE & (PAGE_SIZE - 1)) == 0:  # a power of two: folded at build
-        slot = keys & (PAGE_SIZE - 1)
-    else:
-        slot = keys % PAGE_SIZE
+    slot = key_slots(block_start, keys, PAGE_SIZE, SLOT_BY_MASK)
     return page * stride_page + slot.to(tl.int64) * stride_slot
 
 
