@@ -124,8 +124,11 @@ def mla_attend_keys(
     acc_lo = tl.zeros([BLOCK_H, HALF], tl.float32)
     acc_hi = tl.zeros([BLOCK_H, HALF], tl.float32)
     offs_n = tl.arange(0, BLOCK_N)
+    # Pages off a power of two: the 64-row tile divides once a block (kernels/paged.py).
+    BY_BLOCK: tl.constexpr = BLOCK_H >= 64
     if PREFETCH_PAGE:
-        next_page = first_page_ids(table_row, key_start, offs_n, key_end, PAGE_SIZE, BLOCK_N)
+        next_page = first_page_ids(table_row, key_start, offs_n, key_end, PAGE_SIZE, BLOCK_N,
+                                   BY_BLOCK)  # fmt: skip
     # Bulk copies take whole blocks only; the tail block, if partial, goes below.
     loop_end = key_end
     if KV_TMA:
@@ -135,15 +138,16 @@ def mla_attend_keys(
         key_ok = keys < key_end
         if PREFETCH_PAGE:
             page, next_page = advance_page_ids(
-                table_row, block_start, offs_n, next_page, key_end, PAGE_SIZE, BLOCK_N
+                table_row, block_start, offs_n, next_page, key_end, PAGE_SIZE, BLOCK_N, BY_BLOCK
             )
         else:
-            page = block_page_ids(table_row, block_start, offs_n, key_ok, PAGE_SIZE, BLOCK_N)
+            page = block_page_ids(table_row, block_start, offs_n, key_ok, PAGE_SIZE, BLOCK_N,
+                                  BY_BLOCK)  # fmt: skip
         m_i, l_i, acc, acc_lo, acc_hi = mla_attend_block(
             q_a, q_b, q_pe, kv_ptr, latent_desc, rope_desc, page, block_start, keys, key_ok,
             last_key, m_i, l_i, acc, acc_lo, acc_hi, num_pages, stride_kv_page, stride_kv_slot,
             scale_log2, HEAD_DIM_V, HEAD_DIM_PE, BLOCK_DV, BLOCK_DPE, PAGE_SIZE, LATENT_CHAINS,
-            KV_TMA,
+            KV_TMA, BY_BLOCK,
         )  # fmt: skip
     # Two ifs: the first is compile-time (constexpr), the second a run-time branch.
     if KV_TMA:
@@ -154,12 +158,13 @@ def mla_attend_keys(
         for tail_start in range(loop_end, key_end, TAIL_N):
             keys = tail_start + offs_t
             key_ok = keys < key_end
-            page = block_page_ids(table_row, tail_start, offs_t, key_ok, PAGE_SIZE, TAIL_N)
+            page = block_page_ids(table_row, tail_start, offs_t, key_ok, PAGE_SIZE, TAIL_N,
+                                  BY_BLOCK)  # fmt: skip
             m_i, l_i, acc, acc_lo, acc_hi = mla_attend_block(
                 q_a, q_b, q_pe, kv_ptr, latent_desc, rope_desc, page, tail_start, keys, key_ok,
                 last_key, m_i, l_i, acc, acc_lo, acc_hi, num_pages, stride_kv_page,
                 stride_kv_slot, scale_log2, HEAD_DIM_V, HEAD_DIM_PE, BLOCK_DV, BLOCK_DPE,
-                PAGE_SIZE, LATENT_CHAINS, False,
+                PAGE_SIZE, LATENT_CHAINS, False, BY_BLOCK,
             )  # fmt: skip
     if LATENT_CHAINS == 2:
         # [BLOCK_H, HALF, 2] -> [BLOCK_H, 2, HALF] -> rows of BLOCK_DV, low half first.
@@ -196,6 +201,7 @@ def mla_attend_block(
     PAGE_SIZE: tl.constexpr,
     LATENT_CHAINS: tl.constexpr,
     USE_TMA: tl.constexpr,
+    BY_BLOCK: tl.constexpr = False,
 ):
     """Fold one key block into the running state (see `mla_attend_keys`): LATENT_CHAINS = 2
     updates acc_lo / acc_hi, else acc. USE_TMA: the block is whole and inside
@@ -208,7 +214,14 @@ def mla_attend_block(
         row0 += block_start % PAGE_SIZE
     else:
         kv_rows = kv_row_offsets(
-            page, block_start, keys, num_pages, stride_kv_page, stride_kv_slot, PAGE_SIZE
+            page,
+            block_start,
+            keys,
+            num_pages,
+            stride_kv_page,
+            stride_kv_slot,
+            PAGE_SIZE,
+            BY_BLOCK=BY_BLOCK,
         )
     if LATENT_CHAINS == 2:
         if USE_TMA:
