@@ -222,9 +222,17 @@ def test_gqa_balanced_wide_tiles_prefetch_three_stages(qlen, page_size, dtype, d
                            device=device, sinks=True)  # fmt: skip
     program_counts = (3, 11)
     if device.type == "cpu":
-        # One count a case in the interpreter (10-30 s a count, the suite's slowest test): the
-        # two dtypes take opposite counts, so each qlen and page size still meets both.
-        program_counts = (program_counts[(dtype == torch.float16) == (page_size == 1)],)
+        # One count a case in the interpreter (12-27 s a count, the suite's slowest test): the
+        # two dtypes take opposite counts, so each page size still meets both. At qlen 8 (two
+        # head blocks on the CPU, the slowest) one case a dtype: float16 on pages of 1 key
+        # with 3 programs, float32 on pages of 16 with 11 (session 62's trim of the CPU suite).
+        half = dtype == torch.float16
+        if qlen == 8 and half != (page_size == 1):
+            pytest.skip("the interpreter runs qlen 8 at one page size a dtype")
+        if qlen == 8:
+            program_counts = (3,) if half else (11,)
+        else:
+            program_counts = (program_counts[half == (page_size == 1)],)
     for num_programs in program_counts:
         plan = splitkv.plan_decode(len(lengths), 448, 16, qlen=qlen, page_size=page_size,
                                    dtype=dtype, device=device, kind="gqa", num_kv_heads=2,
