@@ -258,7 +258,9 @@ def _hopper_on(
 # (one-long 2.3-4.0%; session 60, run183). Its 64-row tile (one head block a request) brings a
 # 64-key block in four copies of 16 rows: 12 heads x qlen 4, issue 5's ragged and one-long
 # batches, 1.3-1.5% faster in the geomean of two rounds, one-long 1.9-2.0% (session 62, run195);
-# the alternating consumers lost 4-9% with 16-row copies and keep whole blocks.
+# held out, 18 batches at 12-64 heads x qlen 4-1: 0.3-2.1% faster in 17, 64 heads at 48 x 8,192
+# uniform 0.4-0.6% behind (run196, run199). The alternating consumers lost 6-11% with 16-row
+# copies and keep whole blocks.
 _H100_TUNABLES = dataclasses.replace(
     _NVIDIA_TUNABLES, gqa_wide_uniform_split_keys=2048, wide_loop_piece_cost=4, wide_copy_rows=16
 )

@@ -13,7 +13,7 @@ page plus a block) by the page size. That is for the MLA 64-row Triton tile: at 
 dividing each key spilled inside its key loop (sm_90, page 100: 165 local loads and stores a
 pass), and BY_BLOCK runs it 29% faster (H100, 12 heads x qlen 4, ragged: 415 -> 295 us), while
 on the 16-row MLA tile and GQA's it issues more and runs 3-21% slower (docs/perf.md session
-62, run197)"""
+62, run197)."""
 
 import triton
 import triton.language as tl
