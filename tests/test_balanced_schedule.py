@@ -247,11 +247,12 @@ def test_gqa_balanced_wide_tiles_prefetch_three_stages(qlen, page_size, dtype, d
 
 
 @pytest.mark.parametrize("program_loop", [False, True])
-@pytest.mark.parametrize("num_programs", [1, 5, 64])
+@pytest.mark.parametrize("num_programs", [1, 5, 48])
 @pytest.mark.parametrize("qlen", [1, 2])
 def test_every_row_written_over_stale_buffers(num_programs, qlen, program_loop, dtype, device):
     # Stale NaN in the workspace and the outputs: every row must be written, whatever the
-    # grid (one program, fewer than the requests, more than the key blocks) and launch.
+    # grid (one program, fewer than the requests, more than the key blocks: 27 of 32 keys,
+    # 41 units with the program loop's piece cost) and launch.
     lengths = [max(n, qlen) if n else 0 for n in RAGGED]
     case = random_mla_case(lengths, 4, qlen=qlen, page_size=16, dtype=dtype, device=device)
     plan = balanced_plan(lengths, 4, num_programs, qlen=qlen, dtype=dtype, device=device,
