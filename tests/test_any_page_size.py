@@ -85,7 +85,7 @@ def test_mla_pages_that_blocks_cross(page_size, qlen, knobs, dtype, device):
 def test_the_64_row_triton_tile_divides_once_a_block(page_size, knobs, device):
     # 16 heads x qlen 4 on one 64-row head block: its page ids and slots come from one
     # division a block (kernels/paged.py BY_BLOCK), on the program loop and on uniform splits.
-    lengths = [0, page_size - 1, page_size + 1, 3 * page_size + 5, 150]
+    lengths = edge_lengths(page_size, 4)
     case = random_mla_case(lengths, 16, qlen=4, page_size=page_size, dtype=torch.float16,
                            device=device)  # fmt: skip
     plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * page_size, 16, qlen=4,

@@ -135,13 +135,12 @@ def copy_rows_for(requested: int | None, *, warp_specialized: bool, page_size: i
     """The plan's `copy_rows`: 0 off the Gluon kernels; as requested (a power of two from
     MIN_COPY_ROWS up to `copy_rows(page_size, block_n)`), else `preferred` (a device's
     measured height, 0 for none) or that largest one, whichever is less."""
+    most = copy_rows(page_size, block_n)
     if requested is None:
-        most = copy_rows(page_size, block_n)
         return min(preferred or most, most) if warp_specialized else 0
     check_int("copy_rows", requested, 1)
     if not warp_specialized:
         raise ValueError(f"copy_rows: needs the warp-specialized kernel, got {requested}")
-    most = copy_rows(page_size, block_n)
     if requested & (requested - 1) or not MIN_COPY_ROWS <= requested <= most:
         raise ValueError(
             f"copy_rows: expected a power of two in [{MIN_COPY_ROWS}, {most}] (dividing the "
