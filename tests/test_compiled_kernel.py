@@ -47,6 +47,17 @@ def test_page_prefetch_double_buffers_the_kv_blocks():
     assert compiled(*knobs, "--prefetch")["kv_blocks_in_flight"] == 2
 
 
+@pytest.mark.triton_3_6
+def test_the_64_row_loop_keeps_odd_pages_out_of_local_memory():
+    # Page 100 cuts key blocks at any key: dividing each key twice spilled 165 local loads
+    # and stores a pass of this loop (H100: 32% slower than page 4); one division a block
+    # keeps it clear (kernels/paged.py BY_BLOCK, docs/perf.md session 62).
+    tile = ("--block-h", "64", "--block-n", "64", "--warps", "8", "--heads", "48")
+    report = compiled(*tile, "--page-size", "100", "--balanced-batch", "8", "--program-loop")
+    assert report["wgmma"] > 0 and report["loop_instructions"] > 0
+    assert report["loop_spills"] == 0
+
+
 def test_wgmma_rate_compiles_each_variant_as_one_chain():
     # tools/wgmma_rate.py (docs/perf.md session 21): every variant 4 x 16 wgmma a warpgroup
     # behind one wait, so what it times is the instruction's rate, not serialized waits.

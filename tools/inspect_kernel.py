@@ -230,12 +230,15 @@ def loop_bodies(sass: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
 
 
 def block_loop(kernel) -> dict:
-    """The consumers' key-block loop of a warp-specialized kernel (the shortest loop whose body
-    holds wgmma): its instructions, and those of its hot path, which steps over every forward
-    conditional branch inside the loop as taken. Those branches skip rare work (a tail block's
-    key zeroing) or a barrier's retry, so the hot path is what an ordinary block issues,
-    roughly. Spills: local loads and stores in the loop."""
-    loops = [b for b in loop_bodies(sass_of(kernel)) if any("HGMMA" in ins for _, ins in b)]
+    """The key-block loop (the shortest loop whose body holds wgmma or mma.sync: a
+    warp-specialized kernel's consumers, a Triton tile's block loop): its instructions, and
+    those of its hot path, which steps over every forward conditional branch inside the loop
+    as taken. Those branches skip rare work (a tail block's key zeroing) or a barrier's retry,
+    so the hot path is what an ordinary block issues, roughly. Spills: local loads and stores
+    in the loop."""
+    loops = [
+        b for b in loop_bodies(sass_of(kernel)) if any("HGMMA" in i or "HMMA" in i for _, i in b)
+    ]
     if not loops:
         return {}
     body = min(loops, key=lambda b: b[-1][0] - b[0][0])
@@ -352,7 +355,7 @@ def main() -> None:
             latent_chains=args.latent_chains, kv_tma=args.kv_tma, program_loop=args.program_loop,
         )  # fmt: skip
         names = ("block_h", "block_n", "warps", "stages", "prefetch")
-        row = {**dict(zip(names, config, strict=True)), **report(kernel)}
+        row = {**dict(zip(names, config, strict=True)), **report(kernel), **block_loop(kernel)}
         print(json.dumps(row) if args.json else row)
 
 
