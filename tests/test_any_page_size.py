@@ -66,6 +66,8 @@ MLA_CASES = [
     # block boundary.
     (100, 1, {"num_splits": 2, "page_prefetch": True, "block_n": 32}),
     (12, 2, {"num_splits": 3, "page_prefetch": True}),
+    # The balanced 16-row default where bulk copies cannot run: two chains, no look-ahead.
+    (100, 1, {"schedule": "balanced", "latent_chains": 2, "page_prefetch": False, "block_n": 64}),
 ]
 
 

@@ -70,6 +70,9 @@ class PartitionTunables:
     wide_copy_rows: the Gluon kernel's bulk copies of a key block on its 64-row head blocks,
         one a request (not the alternating consumers, not keys as rows), in boxes of this many
         rows where the page allows them; 0 keeps the most the page allows (a whole block).
+    balanced_two_chains_rows: balanced MLA programs of at most this many rows that cannot
+        take bulk copies (pages the key block does not divide, or no copy engine) run two
+        latent chains and no page-id look-ahead; 0 keeps one chain with the look-ahead.
     fitted: False while the values are seed 001's MI355X constants carried over unmeasured.
     """
 
@@ -94,6 +97,7 @@ class PartitionTunables:
     prefix_max_rows: int | None = None
     wide_loop_piece_cost: int = 0
     wide_copy_rows: int = 0
+    balanced_two_chains_rows: int = 0
     fitted: bool = False
 
 
@@ -205,6 +209,12 @@ def _cpu_spec() -> DeviceSpec:
 # 1.31 / 1.04x faster than decoding plainly; the 6-group mix alike); past them only where it
 # pads the tiles less (96 rows 1.25x, 128 rows 3-4% slower). Balanced GQA programs: 10 key
 # blocks a program at least (docs/perf.md session 28, `gqa_tile_rules.gqa_balanced_programs`).
+# Balanced 16-row MLA programs without bulk copies run two latent chains without page ids
+# ahead: the one-chain loop with the look-ahead spills (H100, docs/perf.md session 63, run203:
+# 12 and 16 heads at pages 100 and 48 4-10% faster, page 4 5-15% on all but one batch, level
+# there). Timed on the H100 only; the cause, the loop's spills, is the compiler's on any NVIDIA
+# GPU. The H200 reads its fitted table (tuned/h200.json), which predates the field, and keeps
+# one chain with the look-ahead until timed.
 _NVIDIA_TUNABLES = PartitionTunables(
     block_m=64,
     split_page_size=64,
@@ -218,6 +228,7 @@ _NVIDIA_TUNABLES = PartitionTunables(
     gqa_balanced_min_blocks=10,
     prefix_max_rows=64,
     balanced_fixed_blocks=2.5,
+    balanced_two_chains_rows=16,
 )
 TUNED_DIR = Path(__file__).parent / "tuned"  # per-device tables written by `splitkv tune`
 

@@ -366,6 +366,14 @@ def balanced_prefetch_pays(
     return total_keys >= tun.prefetch_min_split_keys * num_programs
 
 
+def balanced_two_chains_pay(kind: str, block_h: int, head_dim_v: int, spec) -> bool:
+    """Whether balanced MLA programs without bulk copies take two latent chains and no
+    page-id look-ahead: programs of at most `balanced_two_chains_rows` rows (H100, run203:
+    16 rows 4-10% faster at pages 100 and 48, 11-15% on the ragged batch at page 4)."""
+    rows = spec.tunables.balanced_two_chains_rows
+    return kind == "mla" and block_h <= rows and head_dim_v > MIN_DOT
+
+
 def merge_partials_per_row(balanced: bool, num_programs: int, batch_size: int,
                            num_splits: int) -> int:  # fmt: skip
     """The partials a row of the merge folds on average: uniform splits, all `num_splits`;

@@ -15,6 +15,7 @@ from splitkv.plan_rules import (
     MIN_DOT,
     TMA_BLOCK_N,
     balanced_prefetch_pays,
+    balanced_two_chains_pay,
     prefetch_pays,
     program_keys_for,
     tma_pays,
@@ -60,12 +61,6 @@ def stage_one_tile(
     # 1 x 327,600 + 47 short at qlen 1 and 2).
     balanced_prefetch = False
     program_keys = program_keys_for(balanced, total_keys, max_seq_len, num_programs, num_splits)
-    if page_prefetch is None and balanced:
-        balanced_prefetch = balanced_prefetch_pays(kind, block_h, total_keys, num_programs, spec)
-        page_prefetch = balanced_prefetch
-    elif page_prefetch is None:
-        page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys,
-                                      uniform_programs <= wave, spec)  # fmt: skip
     # Bulk copies by default only where measured, and only when the caller left the block
     # shape to the planner; they take two latent chains.
     tma_default = (
@@ -76,6 +71,26 @@ def stage_one_tile(
         and not interpreted
         and tma_pays(kind, block_h, page_size, program_keys, dtype, spec)
     )
+    # Balanced MLA programs without bulk copies (odd pages, pages under a block, GPUs without
+    # the copy engine) run two latent chains and no look-ahead: the look-ahead's page ids
+    # spill the one-chain loop (16 rows at page 100: 2,139 -> 1,161 instructions a block),
+    # and on the H100 that was 4-15% faster at pages 100, 48 and 4 (docs/perf.md run203).
+    chains_not_ahead = (
+        balanced
+        and not interpreted
+        and not (tma_default or kv_tma is True)
+        and latent_chains in (None, 2)
+        and page_prefetch in (None, False)
+        and balanced_two_chains_pay(kind, block_h, head_dim_v, spec)
+    )
+    if chains_not_ahead:
+        latent_chains, page_prefetch = 2, False
+    if page_prefetch is None and balanced:
+        balanced_prefetch = balanced_prefetch_pays(kind, block_h, total_keys, num_programs, spec)
+        page_prefetch = balanced_prefetch
+    elif page_prefetch is None:
+        page_prefetch = prefetch_pays(kind, block_h, group_rows, split_keys,
+                                      uniform_programs <= wave, spec)  # fmt: skip
     if latent_chains is None:
         # Two chains halve the score dot's 36-step dependent mma chain (H200: 16-row tiles
         # 5-11% faster, 32-row 3%). The 64-row wgmma tile spills 648 B with two (qlen 8: 4%
@@ -114,7 +129,8 @@ def stage_one_tile(
         # docs/perf.md v0.2.0); 32 elsewhere (unmeasured) and in the interpreter.
         short_64 = short_tile and not (page_prefetch and kind == "mla")
         wide_mla = kind == "mla" and block_h >= 64
-        block_n = 64 if not interpreted and (short_64 or wide_mla or balanced_prefetch) else 32
+        wide_balanced = balanced_prefetch or chains_not_ahead
+        block_n = 64 if not interpreted and (short_64 or wide_mla or wide_balanced) else 32
         if block_n == 64 and kind == "gqa" and tile_head_dim <= 64 and not balanced:
             # Head dim 64 (gpt-oss): 128-key blocks move the same 32 KB of K + V per iteration
             # as 64 keys at head dim 128; 6-10% faster on the H200 (docs/perf.md v0.2.1).
