@@ -63,14 +63,13 @@ def test_the_rule_asks_for_the_wide_tile_two_requests_and_the_least_keys():
     assert not keeps_uniform_tile(32, 64, 4, 16384, 4, H100)
     assert not keeps_uniform_tile(32, 128, 4, 16384, 4, H200)  # 0: never
     assert H200.tunables.gqa_wide_uniform_split_keys == 0
-    # The two presets' tables differ in this field, the MLA Gluon tile's piece cost and copy
-    # height, and the balanced Triton tile's chains alone (the H200's is `splitkv tune`'s fit).
+    # The two presets' tables differ in this field and the MLA Gluon tile's piece cost and
+    # copy height alone (the H200's is `splitkv tune`'s fit).
     h100_otherwise = dataclasses.replace(
         H100.tunables,
         gqa_wide_uniform_split_keys=0,
         wide_loop_piece_cost=0,
         wide_copy_rows=0,
-        balanced_two_chains_rows=0,
         fitted=True,
     )
     assert h100_otherwise == H200.tunables

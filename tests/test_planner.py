@@ -427,34 +427,36 @@ def test_h200_page_prefetch_where_the_pipeline_ablation_measured_a_gain():
     assert not splitkv.plan_decode(1, 327600, 16, device="meta", device_spec=MI355X).page_prefetch
 
 
-def test_balanced_16_row_programs_without_bulk_copies_take_two_chains_and_no_look_ahead():
-    # H100 (docs/perf.md session 63, run203): 12 and 16 heads x qlen 1, pages 100 / 48 / 4,
-    # 4-15% faster than one chain with page ids ahead (whose loop spills at those pages).
-    h100 = DeviceSpec.preset("h100")
+@pytest.mark.parametrize("spec", [DeviceSpec.preset("h100"), H200], ids=["h100", "h200"])
+def test_balanced_programs_without_bulk_copies_take_two_chains_and_no_look_ahead(spec):
+    # H100 (docs/perf.md session 63, run203-run204): at pages 100 / 48 / 4, 16 rows 4-15% and
+    # 32 rows 1.6-2.3x faster than one chain with page ids ahead (whose loop spills there).
+    # The H200's fitted table predates the rule and takes it from NVIDIA's table.
     ragged = [1, 63, 64, 65, 4096, 4097, 65536, 327600]
 
-    def plan(heads, page_size, spec=h100, **kw):
-        return splitkv.plan_decode(len(ragged), max(ragged), heads, page_size=page_size,
-                                   seq_lens=ragged, device="meta", device_spec=spec,
-                                   **{"warp_specialized": False, **kw})  # fmt: skip
+    def plan(heads, page_size, qlen=1, **kw):
+        kw = {"warp_specialized": False, **kw}
+        return splitkv.plan_decode(len(ragged), max(ragged), heads, qlen=qlen,
+                                   page_size=page_size, seq_lens=ragged, device="meta",
+                                   device_spec=spec, **kw)  # fmt: skip
 
-    for heads in (12, 16):
+    assert spec.tunables.balanced_two_chains_rows == 32
+    for heads, qlen, rows in [(12, 1, 16), (16, 1, 16), (12, 2, 32), (16, 2, 32)]:
         for page_size in (100, 48, 4):
-            two = plan(heads, page_size)
-            assert two.schedule == "balanced" and not two.kv_tma and two.block_h == 16
+            two = plan(heads, page_size, qlen)
+            assert two.schedule == "balanced" and not two.kv_tma and two.block_h == rows
             tile = (two.latent_chains, two.page_prefetch, two.block_n, two.split_num_stages)
             assert tile == (2, False, 64, 2)
-            # The H200 keeps its fitted table's form until timed; a caller's choice wins.
-            assert (plan(heads, page_size, H200).latent_chains, plan(heads, page_size, H200)
-                    .page_prefetch) == (1, True)  # fmt: skip
-            pinned = plan(heads, page_size, page_prefetch=True)
+            pinned = plan(heads, page_size, qlen, page_prefetch=True)  # a caller's choice wins
             assert (pinned.latent_chains, pinned.page_prefetch) == (1, True)
-            assert plan(heads, page_size, latent_chains=1).page_prefetch
-        # Bulk copies (a page the block divides) keep theirs: two chains with page ids ahead.
-        copies = plan(heads, 64)
-        assert (copies.kv_tma, copies.latent_chains, copies.page_prefetch) == (True, 2, True)
-    # Wider programs (qlen 2's 32 rows) are not yet timed this way.
-    assert plan(12, 100, qlen=2).latent_chains == 1
+            assert plan(heads, page_size, qlen, latent_chains=1).page_prefetch
+    # Bulk copies (a page the block divides) keep theirs: two chains with page ids ahead.
+    copies = plan(12, 64)
+    assert (copies.kv_tma, copies.latent_chains, copies.page_prefetch) == (True, 2, True)
+    # Without them at page 64 (as on GPUs without the copy engine), the rule: 1-2% faster.
+    assert plan(12, 64, kv_tma=False).latent_chains == 2
+    # The 64-row tile keeps one chain (two spill its wgmma accumulators).
+    assert plan(12, 100, 4).latent_chains == 1
 
 
 def test_h200_bulk_copies_where_the_pipeline_ablation_measured_a_gain():
@@ -499,19 +501,20 @@ def test_h200_balanced_programs_take_bulk_copies_where_measured():
     knobs = (ragged.schedule, ragged.kv_tma, ragged.latent_chains, ragged.block_n)
     assert knobs == ("balanced", True, 2, 64) and ragged.split_num_stages == 2
     assert ragged.page_prefetch  # the balanced prefetch rule is unchanged under TMA
-    # Programs of under tma_min_split_keys keys (8 x 300 over 256 programs) keep masked loads
-    # and one chain, as do the 32- and 64-row tiles (qlen 2 and 4 lost 20-40% with TMA) and a
-    # caller's block shape.
-    for lengths, knobs in (
-        ([300] * 8, {"schedule": "balanced"}),
-        ([327600, *range(1, 4096, 89)], {"qlen": 2}),
-        ([327600, *range(1, 4096, 89)], {"qlen": 4}),
-        ([327600, 1, 2, 3], {"block_n": 64}),
-        ([327600, 1, 2, 3], {"kv_tma": False}),
+    # Programs of under tma_min_split_keys keys (8 x 300 over 256 programs) keep masked loads,
+    # as do the 32- and 64-row tiles (qlen 2 and 4 lost 20-40% with TMA) and a caller's block
+    # shape; those of 16 and 32 rows then run two chains without page ids ahead (session 63),
+    # the 64-row tile one chain.
+    for lengths, knobs, chains in (
+        ([300] * 8, {"schedule": "balanced"}, 2),
+        ([327600, *range(1, 4096, 89)], {"qlen": 2}, 2),
+        ([327600, *range(1, 4096, 89)], {"qlen": 4}, 1),
+        ([327600, 1, 2, 3], {"block_n": 64}, 2),
+        ([327600, 1, 2, 3], {"kv_tma": False}, 2),
     ):
         short = plan(lengths, **knobs)
         assert short.schedule == "balanced" and not short.kv_tma, knobs
-        assert short.latent_chains == 1, knobs
+        assert short.latent_chains == chains and not short.page_prefetch, knobs
     assert plan([327600, 1, 2, 3], kv_tma=True).latent_chains == 2  # what TMA needs
 
 

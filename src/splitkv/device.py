@@ -209,12 +209,13 @@ def _cpu_spec() -> DeviceSpec:
 # 1.31 / 1.04x faster than decoding plainly; the 6-group mix alike); past them only where it
 # pads the tiles less (96 rows 1.25x, 128 rows 3-4% slower). Balanced GQA programs: 10 key
 # blocks a program at least (docs/perf.md session 28, `gqa_tile_rules.gqa_balanced_programs`).
-# Balanced 16-row MLA programs without bulk copies run two latent chains without page ids
-# ahead: the one-chain loop with the look-ahead spills (H100, docs/perf.md session 63, run203:
-# 12 and 16 heads at pages 100 and 48 4-10% faster, page 4 5-15% on all but one batch, level
-# there). Timed on the H100 only; the cause, the loop's spills, is the compiler's on any NVIDIA
-# GPU. The H200 reads its fitted table (tuned/h200.json), which predates the field, and keeps
-# one chain with the look-ahead until timed.
+# Balanced MLA programs of 16 and 32 rows without bulk copies run two latent chains without
+# page ids ahead, on 64-key blocks: the one-chain loop with the look-ahead spills (sm_90: 198
+# spilled loads and stores a block at 32 rows, page 100). H100, docs/perf.md session 63: 16 rows
+# at pages 100 / 48 / 4 4-15% faster, level on one batch (run203, run204); 32 rows (qlen 2)
+# 1.6-2.3x (ragged 12 heads at page 100 470 -> 206 us; run204); page 64 without the copy engine
+# 1-2%. Timed on the H100; the cause is the compiler's on any NVIDIA GPU, so the H200 (whose
+# fitted table predates the field) takes it too.
 _NVIDIA_TUNABLES = PartitionTunables(
     block_m=64,
     split_page_size=64,
@@ -228,19 +229,20 @@ _NVIDIA_TUNABLES = PartitionTunables(
     gqa_balanced_min_blocks=10,
     prefix_max_rows=64,
     balanced_fixed_blocks=2.5,
-    balanced_two_chains_rows=16,
+    balanced_two_chains_rows=32,
 )
 TUNED_DIR = Path(__file__).parent / "tuned"  # per-device tables written by `splitkv tune`
 
 
 def _tuned(preset: str, default: PartitionTunables) -> PartitionTunables:
-    """The preset's fitted table, if `splitkv tune` wrote one, else `default`."""
+    """The preset's fitted table, if `splitkv tune` wrote one, else `default`. Fields the table
+    predates keep `default`'s values (rules measured after the fit, which it did not steer)."""
     path = TUNED_DIR / f"{preset}.json"
     if not path.is_file():
         return default
     fields = json.loads(path.read_text())["tunables"]
     fields["programs_per_sm"] = tuple(fields["programs_per_sm"])
-    return PartitionTunables(**fields)
+    return dataclasses.replace(default, **fields)
 
 
 def _hopper_on(

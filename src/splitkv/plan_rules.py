@@ -368,8 +368,8 @@ def balanced_prefetch_pays(
 
 def balanced_two_chains_pay(kind: str, block_h: int, head_dim_v: int, spec) -> bool:
     """Whether balanced MLA programs without bulk copies take two latent chains and no
-    page-id look-ahead: programs of at most `balanced_two_chains_rows` rows (H100, run203:
-    16 rows 4-10% faster at pages 100 and 48, 11-15% on the ragged batch at page 4)."""
+    page-id look-ahead: programs of at most `balanced_two_chains_rows` rows (H100, docs/perf.md
+    session 63: 16 rows 4-15% faster at pages 100, 48 and 4; 32 rows 1.6-2.3x)."""
     rows = spec.tunables.balanced_two_chains_rows
     return kind == "mla" and block_h <= rows and head_dim_v > MIN_DOT
 

@@ -72,9 +72,10 @@ def stage_one_tile(
         and tma_pays(kind, block_h, page_size, program_keys, dtype, spec)
     )
     # Balanced MLA programs without bulk copies (odd pages, pages under a block, GPUs without
-    # the copy engine) run two latent chains and no look-ahead: the look-ahead's page ids
-    # spill the one-chain loop (16 rows at page 100: 2,139 -> 1,161 instructions a block),
-    # and on the H100 that was 4-15% faster at pages 100, 48 and 4 (docs/perf.md run203).
+    # the copy engine) run two latent chains and no look-ahead, on 64-key blocks: the
+    # look-ahead's page ids spill the one-chain loop (page 100: 16 rows 2,139 -> 1,161
+    # instructions a block, 32 rows 2,735 -> 1,617); on the H100 16 rows ran 4-15% faster and
+    # 32 rows 1.6-2.3x (docs/perf.md session 63, run203-run204).
     chains_not_ahead = (
         balanced
         and not interpreted
