@@ -233,3 +233,18 @@ def test_merge_issues_the_outputs_with_the_lses(knobs):
     report = compiled(*knobs, tool="inspect_merge.py")
     assert report["loop_barriers"] > 1
     assert report["loads_before_barrier"] == report["loop_loads"]
+
+
+def test_spill_audit_lists_the_planned_triton_tiles():
+    # tools/spill_audit.py without compiling: the H100's balanced 32-row tile at page 100 (qlen
+    # 2) takes two chains without page ids ahead, and each tile names the batches taking it.
+    sys.path.insert(0, str(TOOLS))
+    import spill_audit
+
+    tiles = spill_audit.planned_tiles("h100", [12], [2], [100])
+    balanced = [tile for tile in tiles if tile.balanced_batch]
+    assert balanced and all(t.block_h == 32 and t.latent_chains == 2 for t in balanced)
+    assert not any(t.prefetch for t in balanced)
+    assert sorted(name for names in tiles.values() for name in names) == [
+        "12x q2 p100 1x327600+47", "12x q2 p100 ragged", "12x q2 p100 uniform"
+    ]  # fmt: skip

@@ -50,7 +50,7 @@ STANDARD = [  # (block_h, block_n, warps, stages, prefetch)
 
 def compile_split(
     block_h, block_n, warps, stages, prefetch, page_size=64, heads=16, arch=90, maxnreg=None,
-    balanced_batch=0, latent_chains=1, kv_tma=False, program_loop=False,
+    balanced_batch=0, latent_chains=1, kv_tma=False, program_loop=False, qlen=1,
 ):  # fmt: skip
     dtypes = {
         "q_ptr": "*bf16", "kv_ptr": "*bf16", "page_table_ptr": "*i32", "seq_lens_ptr": "*i32",
@@ -60,7 +60,7 @@ def compile_split(
     signature["scale_log2"] = "fp32"
     signature.update({name: "i32" for name in SCALARS})
     constants = {
-        "NUM_HEADS": heads, "QLEN": 1, "HEAD_DIM_V": 512, "HEAD_DIM_PE": 64, "BLOCK_DV": 512,
+        "NUM_HEADS": heads, "QLEN": qlen, "HEAD_DIM_V": 512, "HEAD_DIM_PE": 64, "BLOCK_DV": 512,
         "BLOCK_DPE": 64, "PAGE_SIZE": page_size, "BLOCK_H": block_h, "BLOCK_N": block_n,
         "SPLIT_MAJOR": True, "PREFETCH_PAGE": prefetch,
     }  # fmt: skip
@@ -301,7 +301,7 @@ def main() -> None:
     parser.add_argument(
         "--warp-specialized", action="store_true", help="the Gluon 64-row stage 1 instead"
     )
-    parser.add_argument("--qlen", type=int, default=1, help="--warp-specialized: query positions")
+    parser.add_argument("--qlen", type=int, default=1, help="query positions a request")
     parser.add_argument("--bf16-partials", action="store_true",
                         help="--warp-specialized: partial_dtype=torch.bfloat16")  # fmt: skip
     parser.add_argument(
@@ -353,6 +353,7 @@ def main() -> None:
             *config, page_size=args.page_size, heads=args.heads, arch=args.arch,
             maxnreg=args.maxnreg, balanced_batch=args.balanced_batch,
             latent_chains=args.latent_chains, kv_tma=args.kv_tma, program_loop=args.program_loop,
+            qlen=args.qlen,
         )  # fmt: skip
         names = ("block_h", "block_n", "warps", "stages", "prefetch")
         row = {**dict(zip(names, config, strict=True)), **report(kernel), **block_loop(kernel)}
