@@ -235,10 +235,12 @@ def test_merge_issues_the_outputs_with_the_lses(knobs):
     assert report["loads_before_barrier"] == report["loop_loads"]
 
 
-def test_spill_audit_lists_the_planned_triton_tiles():
+def test_spill_audit_lists_the_planned_triton_tiles(monkeypatch):
     # tools/spill_audit.py without compiling: the H100's balanced 32-row tile at page 100 (qlen
     # 2) takes two chains without page ids ahead, and each tile names the batches taking it.
-    sys.path.insert(0, str(TOOLS))
+    # The tool turns the interpreter off on import: monkeypatch restores it afterwards.
+    monkeypatch.setenv("TRITON_INTERPRET", os.environ.get("TRITON_INTERPRET", "1"))
+    monkeypatch.syspath_prepend(str(TOOLS))
     import spill_audit
 
     tiles = spill_audit.planned_tiles("h100", [12], [2], [100])
