@@ -97,6 +97,23 @@ def test_the_64_row_triton_tile_divides_once_a_block(page_size, knobs, device):
     check_mla(case, plan=plan)
 
 
+@pytest.mark.parametrize(
+    "knobs", [{"num_splits": 2}, {"schedule": "balanced", "page_prefetch": False}]
+)
+def test_the_32_row_triton_tile_on_64_key_blocks(knobs, device):
+    # 16 heads x qlen 2 at page 100 on 64-key blocks and two chains, as the planner gives
+    # the 32-row tile on GPUs: uniform splits of 512 keys or more, and balanced programs.
+    lengths = edge_lengths(100, 2)
+    case = random_mla_case(lengths, 16, qlen=2, page_size=100, dtype=torch.float16,
+                           device=device)  # fmt: skip
+    plan = splitkv.plan_decode(len(lengths), case.page_table.shape[1] * 100, 16, qlen=2,
+                               page_size=100, dtype=torch.float16, device=device,
+                               warp_specialized=False, block_n=64, latent_chains=2,
+                               **knobs)  # fmt: skip
+    assert plan.block_h == 32
+    check_mla(case, plan=plan)
+
+
 @pytest.mark.parametrize("page_size,qlen", [(5, 1), (24, 2), (100, 1)])
 def test_gqa_pages_that_blocks_cross(page_size, qlen, dtype, device):
     lengths = edge_lengths(page_size, qlen)

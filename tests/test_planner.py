@@ -459,6 +459,23 @@ def test_balanced_programs_without_bulk_copies_take_two_chains_and_no_look_ahead
     assert plan(12, 100, 4).latent_chains == 1
 
 
+def test_uniform_32_row_splits_of_512_keys_stream_64_key_blocks():
+    # H100 (docs/perf.md session 63, run209): 12 and 16 heads x qlen 2 at page 100, 8-16%
+    # faster from 512 keys a split, 4% slower at 256. AMD's tables keep 32-key blocks.
+    def plan(batch, keys, heads=12, spec=H200, **kw):
+        return splitkv.plan_decode(batch, keys, heads, qlen=2, page_size=100,
+                                   seq_lens=[keys] * batch, device="meta", device_spec=spec,
+                                   warp_specialized=False, **kw)  # fmt: skip
+
+    for spec in (H200, DeviceSpec.preset("h100")):
+        for batch, keys, block_n in [(8, 8192, 32), (48, 8192, 64), (8, 68096, 64)]:
+            uniform = plan(batch, keys, spec=spec)
+            assert (uniform.schedule, uniform.block_h) == ("uniform", 32)
+            assert (uniform.block_n, uniform.split_num_stages) == (block_n, 2), (batch, keys)
+        assert plan(48, 8192, spec=spec, block_n=32).block_n == 32  # a caller's block stands
+    assert plan(48, 8192, spec=MI355X).block_n == 32
+
+
 def test_h200_bulk_copies_where_the_pipeline_ablation_measured_a_gain():
     def plan(batch, keys, heads, **kw):
         return splitkv.plan_decode(batch, keys, heads, device="meta", device_spec=H200,
@@ -793,7 +810,7 @@ def test_h200_mla_tiles_key_blocks():
         assert (two.block_h, two.block_n, two.split_num_stages) == (64, 64, 2)
     medium = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200,
                                  warp_specialized=False)  # fmt: skip
-    assert (medium.block_h, medium.block_n) == (32, 32)
+    assert (medium.block_h, medium.block_n) == (32, 64)  # long splits: 64 keys (session 63)
     gluon = splitkv.plan_decode(8, 68096, 12, qlen=2, device="meta", device_spec=H200)
     assert (gluon.block_h, gluon.block_n, gluon.warp_specialized) == (32, 64, True)
     # GQA's 32- and 64-row uniform tiles (the long-split tile set aside by a pinned stage

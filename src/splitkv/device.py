@@ -73,6 +73,8 @@ class PartitionTunables:
     balanced_two_chains_rows: balanced MLA programs of at most this many rows that cannot
         take bulk copies (pages the key block does not divide, or no copy engine) run two
         latent chains and no page-id look-ahead; 0 keeps one chain with the look-ahead.
+    uniform_wide_block_split_keys: uniform splits of MLA's 32-row Triton tile stream 64-key
+        blocks (in place of 32) where a split holds at least this many keys; 0 never.
     fitted: False while the values are seed 001's MI355X constants carried over unmeasured.
     """
 
@@ -98,6 +100,7 @@ class PartitionTunables:
     wide_loop_piece_cost: int = 0
     wide_copy_rows: int = 0
     balanced_two_chains_rows: int = 0
+    uniform_wide_block_split_keys: int = 0
     fitted: bool = False
 
 
@@ -215,7 +218,10 @@ def _cpu_spec() -> DeviceSpec:
 # at pages 100 / 48 / 4 4-15% faster, level on one batch (run203, run204); 32 rows (qlen 2)
 # 1.6-2.3x (ragged 12 heads at page 100 470 -> 206 us; run204); page 64 without the copy engine
 # 1-2%. Timed on the H100; the cause is the compiler's on any NVIDIA GPU, so the H200 (whose
-# fitted table predates the field) takes it too.
+# fitted table predates the field) takes it too. Uniform splits of the 32-row tile stream
+# 64-key blocks from 512 keys a split: H100, page 100, 12 and 16 heads x qlen 2, 8-16% faster
+# on 48 x 8,192 (512 keys a split), 8 x 68,096 and 48 x 68,096; 4% slower on 8 x 8,192 (256
+# keys a split), which keeps 32-key blocks (session 63, run209).
 _NVIDIA_TUNABLES = PartitionTunables(
     block_m=64,
     split_page_size=64,
@@ -230,6 +236,7 @@ _NVIDIA_TUNABLES = PartitionTunables(
     prefix_max_rows=64,
     balanced_fixed_blocks=2.5,
     balanced_two_chains_rows=32,
+    uniform_wide_block_split_keys=512,
 )
 TUNED_DIR = Path(__file__).parent / "tuned"  # per-device tables written by `splitkv tune`
 

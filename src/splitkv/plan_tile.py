@@ -19,6 +19,7 @@ from splitkv.plan_rules import (
     prefetch_pays,
     program_keys_for,
     tma_pays,
+    uniform_wide_block_pays,
 )
 
 
@@ -127,11 +128,16 @@ def stage_one_tile(
     if block_n is None:
         # 64-key blocks for 16-row tiles (unless prefetched MLA: two 32-key blocks in flight)
         # and for MLA's 64-row tile, which gained 27-41% over 32 keys (wide-tile ablation,
-        # docs/perf.md v0.2.0); 32 elsewhere (unmeasured) and in the interpreter.
+        # docs/perf.md v0.2.0), its 32-row balanced tile and its uniform splits of 512 keys or
+        # more (session 63); 32 elsewhere (unmeasured) and in the interpreter.
         short_64 = short_tile and not (page_prefetch and kind == "mla")
         wide_mla = kind == "mla" and block_h >= 64
         wide_balanced = balanced_prefetch or chains_not_ahead
-        block_n = 64 if not interpreted and (short_64 or wide_mla or wide_balanced) else 32
+        wide_uniform = (
+            kind == "mla" and not balanced and uniform_wide_block_pays(block_h, split_keys, spec)
+        )
+        wide = short_64 or wide_mla or wide_balanced or wide_uniform
+        block_n = 64 if not interpreted and wide else 32
         if block_n == 64 and kind == "gqa" and tile_head_dim <= 64 and not balanced:
             # Head dim 64 (gpt-oss): 128-key blocks move the same 32 KB of K + V per iteration
             # as 64 keys at head dim 128; 6-10% faster on the H200 (docs/perf.md v0.2.1).
