@@ -65,10 +65,11 @@ def test_harness_runs_checks_and_reports(cpu_harness, tmp_path):
             label="gqa shared",
         ),
     ]
+    # Two trials a shape: a trial's knobs reach its plan whatever they are (the balanced
+    # schedule's own harness rows are the ablations' and the GPU's; a third trial cost ~20 s).
     trials = [
         Trial("default"),
         Trial("serial merge", {"merge_block_s": 1, "merge_d_split": 1}),
-        Trial("balanced", {"schedule": "balanced", "num_programs": 3}),
     ]
     ceilings = {"read_bytes_per_s": 1e12, "matmul_flops_per_s": 1e14}
     rows = run_shapes(
@@ -80,7 +81,7 @@ def test_harness_runs_checks_and_reports(cpu_harness, tmp_path):
         progress=lambda line: None,
     )
     mine = [r for r in rows if r["provider"] == "splitkv"]
-    assert len(mine) == 15 and all(r["status"] == "ok" for r in mine)
+    assert len(mine) == 10 and all(r["status"] == "ok" for r in mine)
     assert all(
         r["rel_error"] < 2e-2 and r["p50_us"] == pytest.approx(12.0 / r["input_copies"])
         for r in mine
@@ -90,12 +91,12 @@ def test_harness_runs_checks_and_reports(cpu_harness, tmp_path):
     assert all(r["merge_share"] == pytest.approx(1.0) for r in merged)
     no_merge = [r for r in mine if "merge_share" not in r]
     assert all(r["num_splits"] == 1 and r["schedule"] == "uniform" for r in no_merge), no_merge
-    assert mine[3]["unique_bytes"] < mine[3]["bytes_read"]
+    assert mine[2]["unique_bytes"] < mine[2]["bytes_read"]  # the shared shape's default
     assert next(r for r in rows if r["provider"] == "flashmla")["status"].startswith("missing")
     cascade = [r["status"] for r in rows if r["provider"] == "splitkv-prefix"]
     assert cascade[1] == cascade[3] == cascade[4] == "ok" and cascade[0].startswith("unsupported")
     assert cascade[2].startswith("unsupported")  # GQA without sharing
-    assert mine[9]["unique_bytes"] == (80 + 70 + 50 + 40 + 30 - 32 - 16 + 5 * 4) * 576 * 2
+    assert mine[6]["unique_bytes"] == (80 + 70 + 50 + 40 + 30 - 32 - 16 + 5 * 4) * 576 * 2
     paths = write_results(
         {
             "env": {
