@@ -30,7 +30,8 @@ from splitkv.bench.shapes import special_shapes, with_labels
 
 @dataclasses.dataclass(frozen=True)
 class Tile:
-    """What `inspect_kernel.compile_split` builds: a plan's stage-1 Triton tile."""
+    """What `inspect_kernel.compile_split` builds (its parameters, by name): a plan's stage-1
+    Triton tile."""
 
     block_h: int
     block_n: int
@@ -89,15 +90,14 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
     tiles = planned_tiles(args.preset, args.heads, args.qlen, args.page_size)
+    if not args.plans_only:
+        import inspect_kernel as ik  # compiles for real: imported only when needed
     rows = []
     for tile, shapes in tiles.items():
-        row = {**dataclasses.asdict(tile), "batches": shapes}
+        fields = dataclasses.asdict(tile)  # compile_split's own parameter names
+        row = {**fields, "batches": shapes}
         if not args.plans_only:
-            import inspect_kernel as ik  # compiles for real: imported only when needed
-
-            fields = dataclasses.asdict(tile)
-            config = [fields.pop(k) for k in ("block_h", "block_n", "warps", "stages", "prefetch")]
-            kernel = ik.compile_split(*config, **fields)
+            kernel = ik.compile_split(**fields)
             regs, stack = ik.registers_and_stack(kernel)
             row.update(registers=regs, stack_bytes=stack, **ik.block_loop(kernel))
         rows.append(row)

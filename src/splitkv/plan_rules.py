@@ -374,12 +374,12 @@ def balanced_two_chains_pay(kind: str, block_h: int, head_dim_v: int, spec) -> b
     return kind == "mla" and block_h <= rows and head_dim_v > MIN_DOT
 
 
-def uniform_wide_block_pays(block_h: int, split_keys: int, spec) -> bool:
+def uniform_wide_block_pays(kind: str, block_h: int, split_keys: int, spec) -> bool:
     """Whether uniform splits of MLA's 32-row Triton tile stream 64-key blocks: splits of at
     least `uniform_wide_block_split_keys` keys (H100, docs/perf.md session 63, run209: 12 and
     16 heads x qlen 2 at page 100, 8-16% faster from 512 keys a split, 4% slower at 256)."""
     least = spec.tunables.uniform_wide_block_split_keys
-    return block_h == 2 * MIN_DOT and least > 0 and split_keys >= least
+    return kind == "mla" and block_h == 2 * MIN_DOT and least > 0 and split_keys >= least
 
 
 def merge_partials_per_row(balanced: bool, num_programs: int, batch_size: int,

@@ -133,9 +133,7 @@ def stage_one_tile(
         short_64 = short_tile and not (page_prefetch and kind == "mla")
         wide_mla = kind == "mla" and block_h >= 64
         wide_balanced = balanced_prefetch or chains_not_ahead
-        wide_uniform = (
-            kind == "mla" and not balanced and uniform_wide_block_pays(block_h, split_keys, spec)
-        )
+        wide_uniform = not balanced and uniform_wide_block_pays(kind, block_h, split_keys, spec)
         wide = short_64 or wide_mla or wide_balanced or wide_uniform
         block_n = 64 if not interpreted and wide else 32
         if block_n == 64 and kind == "gqa" and tile_head_dim <= 64 and not balanced:
