@@ -128,7 +128,8 @@ def main() -> None:
         (64, 1, 12, [1, 63, 65, 700]),  # Hopper: the keys-as-rows kernel, 16 rows
         (16, 2, 16, [2, 17, 300]),  # and 32 rows
         # Pages off a power of two: blocks cross them (Gluon's 16-row copies at 48 and 528,
-        # the Triton tile's key-by-key page ids at 100).
+        # its key rows gathered one by one at 100 and 1, the Triton tile's key-by-key page ids
+        # at 1, 48 and 100).
         (48, 2, 16, [2, 47, 48, 49, 700]),
         (100, 1, 12, [1, 99, 100, 101, 500]),
         (528, 4, 16, [4, 527, 529, 1200]),
@@ -138,8 +139,10 @@ def main() -> None:
         )
         plans = [{"num_splits": 1}, {"num_splits": 16}]
         if page_size in (1, 48, 100):
-            # The balanced Triton tile without bulk copies: two chains, no page ids ahead.
-            plans.append({"schedule": "balanced", "warp_specialized": False})
+            # The balanced Triton tile without bulk copies: two chains, no page ids ahead; and
+            # the Gluon program loop (gathered rows at 1 and 100).
+            plans += [{"schedule": "balanced", "warp_specialized": False},
+                      {"schedule": "balanced"}]  # fmt: skip
         for knobs in plans:
             plan = splitkv.plan_decode(
                 len(lengths),

@@ -151,21 +151,23 @@ def test_page_sizes_in_bounds_are_planned_and_others_named():
             splitkv.plan_shared_prefix([([0, 1], 2)], 2, 10, page_size, "cpu")
 
 
-def test_the_gluon_tile_takes_pages_that_copies_can_cut(device):
-    # Its copies are of the largest power of two dividing the page (at most a block), and a
-    # copy of fewer than 8 rows would cut its buffers' swizzle pattern.
+def test_the_gluon_tile_takes_every_page_copied_or_gathered(device):
+    # Its copies are of the largest power of two dividing the page (at most a block); a copy
+    # of fewer than 8 rows would cut its buffers' swizzle pattern, so those pages' key rows are
+    # gathered one by one (kernels/gathered_keys.py), and their plans have no copy_rows.
     def plan(page_size, **knobs):
         return splitkv.plan_decode(8, 8192, 128, page_size=page_size, device="meta",
                                    device_spec=H200, **knobs)  # fmt: skip
 
     for page_size in (8, 24, 48, 96, 528):
-        assert plan(page_size).warp_specialized, page_size
+        assert plan(page_size).warp_specialized and plan(page_size).copy_rows >= 8, page_size
     assert [warp_specialized.copy_rows(p, 64) for p in (24, 48, 96, 528, 256)] == [
         8, 16, 32, 16, 64
     ]  # fmt: skip
-    assert not plan(12).warp_specialized
-    with pytest.raises(ValueError, match="warp_specialized: needs a page size that is a multiple"):
-        plan(100, warp_specialized=True)
+    for page_size in (1, 2, 4, 12, 100):
+        assert warp_specialized.gathers_keys(page_size), page_size
+        assert plan(page_size).warp_specialized and plan(page_size).copy_rows == 0, page_size
+    assert not warp_specialized.gathers_keys(24)
 
 
 def test_bulk_copies_of_whole_blocks_need_pages_that_blocks_divide():
@@ -194,6 +196,18 @@ def test_a_table_past_int32_keys_is_refused(device):
 @pytest.mark.parametrize("heads,qlen", [(128, 1), (16, 4), (16, 1)])
 def test_gluon_tile_on_long_contexts(page_size, heads, qlen, device):
     # 64-row tiles, the alternating consumers (128 heads) and keys as rows (16 heads x qlen 1).
+    check_gluon_schedules(heads, qlen, page_size, device)
+
+
+@pytest.mark.gpu
+@pytest.mark.triton_3_6
+@pytest.mark.parametrize("page_size", [1, 4, 12, 100])
+@pytest.mark.parametrize("heads,qlen", [(128, 1), (12, 4), (16, 2), (12, 1)])
+def test_gluon_tile_on_gathered_pages(page_size, heads, qlen, device):
+    # Pages a bulk copy cannot take: the producer gathers each key row (kernels/
+    # gathered_keys.py) for the 64-row tiles, the alternating consumers (128 heads) and keys
+    # as rows (32 and 16 rows).
+    assert warp_specialized.gathers_keys(page_size)
     check_gluon_schedules(heads, qlen, page_size, device)
 
 

@@ -114,7 +114,8 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     from splitkv.kernels.mla_warp_specialized import mla_warp_specialized_kernel
     from splitkv.kernels.mla_warp_specialized_loop import mla_warp_specialized_loop_kernel
 
-    pool = torch.empty(4, page_size, ws.HEAD_DIM_QK, dtype=torch.bfloat16)
+    pool = torch.empty(max(4, ws.MIN_COPY_ROWS // page_size), page_size, ws.HEAD_DIM_QK,
+                       dtype=torch.bfloat16)  # fmt: skip
     lat_desc, rope_desc = ws.kv_row_descriptors(pool, page_size)
     signature = {"q_ptr": "*bf16", "lat_desc": mangle_type(lat_desc),
                  "rope_desc": mangle_type(rope_desc), "page_table_ptr": "*i32",
@@ -144,6 +145,10 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
         signature.update({"lat_desc": mangle_type(lat_desc), "rope_desc": mangle_type(rope_desc)})
         constants.update({"ALTERNATE_BLOCKS": True, "BLOCK_N": ws.ALTERNATE_BLOCK_N,
                           "NUM_STAGES": ws.ALTERNATE_STAGES})  # fmt: skip
+    if ws.gathers_keys(page_size):  # key rows gathered by the producer (kernels/gathered_keys.py)
+        signature.update({"kv_ptr": "*bf16", "stride_kv_page": "i32", "stride_kv_slot": "i32",
+                          "num_pages": "i32"})  # fmt: skip
+        constants["GATHER_KEYS"] = True
     # Both kernels' outputs (written with whole_pieces: the loop's one-piece requests, or
     # every request of the uniform kernel on one split).
     signature.update({"out_ptr": "*bf16", "lse_ptr": "*fp32"})
@@ -168,7 +173,7 @@ def compile_warp_specialized(page_size: int, heads: int, qlen: int, arch: int,
     # As the launcher specialises them: 16-byte aligned pointers, strides multiples of 16.
     aligned = ("q_ptr", "page_table_ptr", "seq_lens_ptr", "partial_o_ptr",
                "partial_lse_ptr", "piece_ranges_ptr", "stride_q_batch", "stride_q_pos",
-               "stride_q_head")  # fmt: skip
+               "stride_q_head", "kv_ptr", "stride_kv_page", "stride_kv_slot")  # fmt: skip
     attrs = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
              for name in aligned if name in signature}  # fmt: skip
     source = GluonASTSource(kernel, signature, constants, attrs)

@@ -27,6 +27,9 @@ CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` co
 ALTERNATE_BLOCKS = True
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
 MIN_COPY_ROWS = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
+# Pages bulk copies cannot take (`gathers_keys`: 1, 2, 4, 100, ...) run the Gluon kernels with
+# their key rows gathered by the producer warp (kernels/gathered_keys.py); off: the Triton tiles.
+GATHER_PAGES = True
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
 # partial store cost ~5-8 us against ~2.9 us a block; tools/program_times.py, docs/perf.md
@@ -117,7 +120,7 @@ def unsupported_reason(
         ),
         (dtype in (torch.bfloat16, torch.float16), f"needs bfloat16 or float16, got {dtype}"),
         (
-            copy_rows(page_size) >= MIN_COPY_ROWS,
+            GATHER_PAGES or not gathers_keys(page_size),
             f"needs a page size that is a multiple of {MIN_COPY_ROWS}, got {page_size}",
         ),
     )
@@ -130,17 +133,31 @@ def copy_rows(page_size: int, block_n: int = BLOCK_N) -> int:
     return min(page_size & -page_size, block_n)
 
 
+def gathers_keys(page_size: int, block_n: int = BLOCK_N) -> bool:
+    """The Gluon kernels gather a key block row by row (kernels/gathered_keys.py) instead of
+    bulk copies: pages whose largest power-of-two divisor is under MIN_COPY_ROWS (1, 2, 4;
+    100, 12, 6), where a copy of a whole 8-row box would cross a page."""
+    return copy_rows(page_size, block_n) < MIN_COPY_ROWS
+
+
 def copy_rows_for(requested: int | None, *, warp_specialized: bool, page_size: int,
                   block_n: int, preferred: int = 0) -> int:  # fmt: skip
-    """The plan's `copy_rows`: 0 off the Gluon kernels; as requested (a power of two from
-    MIN_COPY_ROWS up to `copy_rows(page_size, block_n)`), else `preferred` (a device's
-    measured height, 0 for none) or that largest one, whichever is less."""
+    """The plan's `copy_rows`: 0 off the Gluon kernels and where they gather the keys row by
+    row (`gathers_keys`); as requested (a power of two from MIN_COPY_ROWS up to
+    `copy_rows(page_size, block_n)`), else `preferred` (a device's measured height, 0 for
+    none) or that largest one, whichever is less."""
     most = copy_rows(page_size, block_n)
+    gathered = gathers_keys(page_size, block_n)
     if requested is None:
-        return min(preferred or most, most) if warp_specialized else 0
+        return min(preferred or most, most) if warp_specialized and not gathered else 0
     check_int("copy_rows", requested, 1)
     if not warp_specialized:
         raise ValueError(f"copy_rows: needs the warp-specialized kernel, got {requested}")
+    if gathered:
+        raise ValueError(
+            f"copy_rows: pages of {page_size} keys are gathered row by row (no bulk copies of "
+            f"keys), got {requested}"
+        )
     if requested & (requested - 1) or not MIN_COPY_ROWS <= requested <= most:
         raise ValueError(
             f"copy_rows: expected a power of two in [{MIN_COPY_ROWS}, {most}] (dividing the "
@@ -158,6 +175,12 @@ def kv_row_descriptors(kv: torch.Tensor, page_size: int, block_n: int = BLOCK_N,
     this height."""
     if not rows_describable(kv, page_size):
         return None
+    if gathers_keys(page_size, block_n):
+        # Gathered rows: the descriptors give the buffers' layout only (boxes of one swizzle
+        # atom), and a pool of fewer rows than that takes the Triton kernel.
+        if kv.shape[0] * page_size < MIN_COPY_ROWS:
+            return None
+        rows = MIN_COPY_ROWS
     rows = rows or copy_rows(page_size, block_n)
     shape, strides = [kv.shape[0] * page_size, kv.shape[-1]], [kv.stride(1), 1]
     return row_descriptors(kv, shape, strides, rows)
@@ -244,9 +267,10 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, scale_log2, o
     descriptors = kv_row_descriptors(kv, page_size, plan.block_n, plan.copy_rows)
     if descriptors is None:
         return False
+    gather = gather_arguments(kv, page_size, plan.block_n)
     if plan.schedule == "balanced":
         launch_program_loop(plan, q, descriptors, page_size, page_table, seq_lens, scale_log2,
-                            out=out, lse=lse)  # fmt: skip
+                            out=out, lse=lse, gather=gather)  # fmt: skip
         return True
     batch = q.shape[0]
     query_descriptors = query_row_descriptors(q, plan.block_h)
@@ -276,8 +300,23 @@ def launch_stage_one(plan, q, kv, page_size, page_table, seq_lens, scale_log2, o
         WRITE_LSE=write_lse,
         **merge_stream_args(plan),
         **tile_constants(plan, q, page_size, query_descriptors),
+        **gather,
     )
     return True
+
+
+def gather_arguments(kv: torch.Tensor, page_size: int, block_n: int) -> dict:
+    """Both Gluon kernels' arguments for gathered key rows (`gathers_keys`): the pool, its page
+    and slot strides and its page count; none where bulk copies bring the keys."""
+    if not gathers_keys(page_size, block_n):
+        return {}
+    return {
+        "kv_ptr": kv,
+        "stride_kv_page": kv.stride(0),
+        "stride_kv_slot": kv.stride(1),
+        "num_pages": kv.shape[0],
+        "GATHER_KEYS": True,
+    }
 
 
 def writes_output(plan, out, lse) -> tuple[bool, bool]:
@@ -306,13 +345,14 @@ def output_arguments(plan, out, lse, whole: bool, write_lse: bool) -> tuple[tupl
 
 def launch_program_loop(
     plan, q, descriptors, page_size, page_table, seq_lens, scale_log2, program_times=None,
-    out=None, lse=None,
+    out=None, lse=None, gather=None,
 ):  # fmt: skip
     """The balanced schedule's program loop (kernels/mla_warp_specialized_loop.py): one
     program per schedule program and head block. program_times: an int64 tensor of
     [programs, PROGRAM_TIMES] to receive each program's and piece's times in ns
     (tools/program_times.py). out (and lse): where a one-piece request's rows go with the
-    plan's `whole_pieces`; without out every piece writes a partial."""
+    plan's `whole_pieces`; without out every piece writes a partial. gather: the pool's
+    `gather_arguments`, for pages whose key rows are gathered."""
     from splitkv.kernels.mla_warp_specialized_loop import mla_warp_specialized_loop_kernel
 
     # The copies' boxes must fit the ring's blocks (kv_row_descriptors(kv, page_size,
@@ -353,4 +393,5 @@ def launch_program_loop(
         program_times_ptr=program_times,
         TIME_PROGRAMS=program_times is not None,
         **tile_constants(plan, q, page_size, query_descriptors),
+        **(gather or {}),
     )

@@ -38,6 +38,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from splitkv.kernels.gathered_keys import GATHER_ARRIVALS, gather_key_blocks, key_source
 from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
 from splitkv.kernels.gluon_row_store import store_row_half
 from splitkv.kernels.gluon_softmax import block_probabilities, row_key_bounds
@@ -54,7 +55,25 @@ BLOCK_M = gl.constexpr(64)  # query rows of the wide tile: one warpgroup's wgmma
 
 
 @gluon.jit
-def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
+def load_key_blocks(source, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages, first_key,
+                    num_blocks, ring_start, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                    PAGE_SIZE: gl.constexpr):  # fmt: skip
+    """Producer: the key blocks by bulk copies (source: the pool's descriptors, `copy_key_blocks`)
+    or, for pages those cannot take, row by row (source: the pool's pointer, strides, pages and
+    page-id buffer, `gathered_keys.gather_key_blocks`)."""
+    if len(source) == 2:
+        lat_desc, rope_desc = source
+        copy_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
+                        max_pages, first_key, num_blocks, ring_start, BLOCK_N, NUM_STAGES,
+                        PAGE_SIZE)  # fmt: skip
+    else:
+        gather_key_blocks(source, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
+                          first_key, num_blocks, ring_start, BLOCK_N, NUM_STAGES,
+                          PAGE_SIZE)  # fmt: skip
+
+
+@gluon.jit
+def copy_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
                     first_key, num_blocks, ring_start, BLOCK_N: gl.constexpr,
                     NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr):  # fmt: skip
     """Producer: key block j (keys first_key + j * BLOCK_N onward) into the ring's buffer
@@ -100,11 +119,12 @@ def load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_r
 @gluon.jit
 def allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc, dtype: gl.constexpr,
                      BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
-                     RELEASES: gl.constexpr = 1):  # fmt: skip
+                     RELEASES: gl.constexpr = 1, ARRIVALS: gl.constexpr = 1):  # fmt: skip
     """Shared memory of both kernels, barriers initialised: the query rows (queries_in / _free:
     their bulk copy landed / the consumers are done with them) and the ring of key blocks
     (ready / empty per stage; RELEASES: the consumer partitions that each release a block, and
-    the queries)."""
+    the queries; ARRIVALS: the producer's arrivals a block, one for bulk copies, one a thread
+    for gathered rows)."""
     q_lo = gl.allocate_shared_memory(dtype, [BLOCK_Q, HALF], q_lat_desc.layout)
     q_hi = gl.allocate_shared_memory(dtype, [BLOCK_Q, HALF], q_lat_desc.layout)
     q_pe = gl.allocate_shared_memory(dtype, [BLOCK_Q, ROPE], q_rope_desc.layout)
@@ -116,7 +136,7 @@ def allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc, dtype: gl.con
     queries_in = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     queries_free = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     for i in gl.static_range(NUM_STAGES):
-        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(ready.index(i), count=ARRIVALS)
         mbarrier.init(empty.index(i), count=RELEASES)
     mbarrier.init(queries_in, count=1)
     mbarrier.init(queries_free, count=RELEASES)
@@ -157,7 +177,7 @@ def load_query_block(q_lat_desc, q_rope_desc, q_lo, q_hi, q_pe, queries_in, quer
 
 
 @gluon.jit
-def load_split(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, table_row,
+def load_split(source, q_lat_desc, q_rope_desc, queries, ring, table_row,
                max_pages, first_key, num_blocks, query_row, new_keys_from,
                BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr,
                QUERY_TMA: gl.constexpr, EARLY_START: gl.constexpr,
@@ -171,14 +191,13 @@ def load_split(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, tabl
     if EARLY_START:
         early = early_key_blocks(first_key, num_blocks, new_keys_from, BLOCK_N, NUM_STAGES,
                                  EARLY_BLOCKS)  # fmt: skip
-        load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
-                        max_pages, first_key, early, 0, BLOCK_N, NUM_STAGES,
-                        PAGE_SIZE)  # fmt: skip
+        load_key_blocks(source, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
+                        first_key, early, 0, BLOCK_N, NUM_STAGES, PAGE_SIZE)  # fmt: skip
         wait_for_kernel_ahead()
     if QUERY_TMA:
         load_query_block(q_lat_desc, q_rope_desc, q_lo, q_hi, q_pe, queries_in, queries_free,
                          query_row, 0)  # fmt: skip
-    load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
+    load_key_blocks(source, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages,
                     first_key + early * BLOCK_N, num_blocks - early, early, BLOCK_N,
                     NUM_STAGES, PAGE_SIZE)  # fmt: skip
 
@@ -367,6 +386,11 @@ def mla_warp_specialized_kernel(
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
     WHOLE_OUTPUT: gl.constexpr = False,  # one split: it writes out (and lse) itself, no merge
     WRITE_LSE: gl.constexpr = False,  # WHOLE_OUTPUT: the call asked for the lse
+    kv_ptr=None,  # GATHER_KEYS: the pool [num_pages, page_size, 576], its rows gathered
+    stride_kv_page=0,
+    stride_kv_slot=0,
+    num_pages=0,
+    GATHER_KEYS: gl.constexpr = False,  # pages bulk copies cannot take (kernels/gathered_keys.py)
 ):
     """The uniform schedule's program (request, split, head block): the head block fastest,
     then split and request as in `mla_split_kernel`; its split's keys as there (whole blocks
@@ -395,7 +419,12 @@ def mla_warp_specialized_kernel(
 
     queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
                                      q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N, NUM_STAGES,
-                                     2 if ALTERNATE_BLOCKS else 1)  # fmt: skip
+                                     2 if ALTERNATE_BLOCKS else 1,
+                                     GATHER_ARRIVALS if GATHER_KEYS else 1)  # fmt: skip
+    source = key_source(lat_desc, rope_desc, kv_ptr, stride_kv_page, stride_kv_slot, num_pages,
+                        BLOCK_N, GATHER_KEYS)  # fmt: skip
+    # The producer's registers: a few for bulk copies, more for a gathered row's pointers.
+    PRODUCER_REGS: gl.constexpr = 56 if GATHER_KEYS else 24
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     if ALTERNATE_BLOCKS:
@@ -438,13 +467,13 @@ def mla_warp_specialized_kernel(
                                            scale_log2, queries_in, queries_free, 0, NUM_HEADS,
                                            BLOCK_N, NUM_STAGES, QUERY_TMA, False, 0, final,
                                            WHOLE_OUTPUT)),
-                (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
+                (load_split, (source, q_lat_desc, q_rope_desc, queries, ring,
                               table_row, max_pages, lo_key, num_blocks,
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
                               NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
             ],
             [4, 1],  # the second consumer warpgroup; the producer: one warp of copies
-            [232, 24],
+            [232, PRODUCER_REGS],
         )
     else:
         gl.warp_specialize(
@@ -455,13 +484,13 @@ def mla_warp_specialized_kernel(
                                      partial_lse_ptr, scale_log2, queries_in, queries_free,
                                      NUM_HEADS, BLOCK_N, NUM_STAGES, QUERY_TMA, False,
                                      KEYS_AS_ROWS, final, WHOLE_OUTPUT)),
-                (load_split, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
+                (load_split, (source, q_lat_desc, q_rope_desc, queries, ring,
                               table_row, max_pages, lo_key, num_blocks,
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
                               NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
             ],
             [1],  # the producer: one warp that only issues copies
-            [24],  # and few registers, so the consumers keep theirs
+            [PRODUCER_REGS],  # and few registers, so the consumers keep theirs
         )
     # fmt: on
     if MERGE_STREAMS:  # noqa: SIM102 (a compile-time branch around a run-time one)

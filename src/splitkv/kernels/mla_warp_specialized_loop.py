@@ -26,6 +26,7 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
 
 from splitkv.kernels.balanced import piece_blocks, record_piece_range, request_units
+from splitkv.kernels.gathered_keys import GATHER_ARRIVALS, key_source
 from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
 from splitkv.kernels.mla_alternate_blocks import (
     allocate_turn_buffers,
@@ -112,7 +113,7 @@ def request_length(seq_lens_ptr, request, batch, max_seq_len):
 
 
 @gluon.jit
-def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, page_table_ptr,
+def load_pieces(source, q_lat_desc, q_rope_desc, queries, ring, page_table_ptr,
                 stride_table_batch, seq_lens_ptr, batch, max_pages, head_block, share,
                 ROWS: gl.constexpr, BLOCK_Q: gl.constexpr, BLOCK_N: gl.constexpr,
                 NUM_STAGES: gl.constexpr, PAGE_SIZE: gl.constexpr, PIECE_COST: gl.constexpr,
@@ -133,7 +134,7 @@ def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, pag
                                  BLOCK_N, NUM_STAGES, EARLY_BLOCKS)  # fmt: skip
         early = gl.where(first <= last, early, 0)  # a program with no request reads nothing
         table_row = page_table_ptr + first.to(gl.int64) * stride_table_batch
-        load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
+        load_key_blocks(source, k_lo, k_hi, k_pe, ready, empty, table_row,
                         max_pages, lo * BLOCK_N, early, 0, BLOCK_N, NUM_STAGES,
                         PAGE_SIZE)  # fmt: skip
         wait_for_kernel_ahead()
@@ -158,7 +159,7 @@ def load_pieces(lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring, pag
                 pieces += 1
         table_row = page_table_ptr + request.to(gl.int64) * stride_table_batch
         skip = gl.where(request == first, early, 0)  # brought before the wait
-        load_key_blocks(lat_desc, rope_desc, k_lo, k_hi, k_pe, ready, empty, table_row,
+        load_key_blocks(source, k_lo, k_hi, k_pe, ready, empty, table_row,
                         max_pages, (lo + skip) * BLOCK_N, blocks - skip, blocks_done + skip,
                         BLOCK_N, NUM_STAGES, PAGE_SIZE)  # fmt: skip
         blocks_done += blocks
@@ -301,6 +302,11 @@ def mla_warp_specialized_loop_kernel(
     program_times_ptr=None,  # TIME_PROGRAMS: [programs, PROGRAM_TIMES] int64 ns (below)
     TIME_PROGRAMS: gl.constexpr = False,
     ALTERNATE_BLOCKS: gl.constexpr = False,  # 64 rows: kernels/mla_alternate_blocks.py
+    kv_ptr=None,  # GATHER_KEYS: as in mla_warp_specialized_kernel
+    stride_kv_page=0,
+    stride_kv_slot=0,
+    num_pages=0,
+    GATHER_KEYS: gl.constexpr = False,
 ):
     """Program (schedule program, head block), the head block fastest: the head blocks of one
     share read the same keys at about the same time (the second read from L2). TIME_PROGRAMS
@@ -333,7 +339,11 @@ def mla_warp_specialized_loop_kernel(
 
     queries, ring = allocate_buffers(lat_desc, rope_desc, q_lat_desc, q_rope_desc,
                                      q_ptr.dtype.element_ty, BLOCK_Q, BLOCK_N, NUM_STAGES,
-                                     2 if ALTERNATE_BLOCKS else 1)  # fmt: skip
+                                     2 if ALTERNATE_BLOCKS else 1,
+                                     GATHER_ARRIVALS if GATHER_KEYS else 1)  # fmt: skip
+    source = key_source(lat_desc, rope_desc, kv_ptr, stride_kv_page, stride_kv_slot, num_pages,
+                        BLOCK_N, GATHER_KEYS)  # fmt: skip
+    PRODUCER_REGS: gl.constexpr = 56 if GATHER_KEYS else 24  # as mla_warp_specialized_kernel
     turns = None
     if ALTERNATE_BLOCKS:
         turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N)
@@ -362,14 +372,14 @@ def mla_warp_specialized_loop_kernel(
                                  times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
                                  NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
                                  WHOLE_PIECES, WRITE_LSE, EARLY_START, turns, 0)),
-                (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
+                (load_pieces, (source, q_lat_desc, q_rope_desc, queries, ring,
                                page_table_ptr, stride_table_batch, seq_lens_ptr, batch,
                                max_pages, head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES,
                                PAGE_SIZE, PIECE_COST, QUERY_TMA, QLEN, EARLY_START,
                                EARLY_BLOCKS)),
             ],
             [4, 1],  # the other consumer warpgroup; the producer: one warp of copies
-            [232, 24],
+            [232, PRODUCER_REGS],
         )
     else:
         gl.warp_specialize(
@@ -381,14 +391,14 @@ def mla_warp_specialized_loop_kernel(
                                  times_row, outputs, NUM_HEADS, QLEN, BLOCK_Q, BLOCK_N,
                                  NUM_STAGES, PIECE_COST, QUERY_TMA, TIME_PROGRAMS, KEYS_AS_ROWS,
                                  WHOLE_PIECES, WRITE_LSE, EARLY_START)),
-                (load_pieces, (lat_desc, rope_desc, q_lat_desc, q_rope_desc, queries, ring,
+                (load_pieces, (source, q_lat_desc, q_rope_desc, queries, ring,
                                page_table_ptr, stride_table_batch, seq_lens_ptr, batch,
                                max_pages, head_block, share, ROWS, BLOCK_Q, BLOCK_N, NUM_STAGES,
                                PAGE_SIZE, PIECE_COST, QUERY_TMA, QLEN, EARLY_START,
                                EARLY_BLOCKS)),
             ],
             [1],  # the producer: one warp that only issues copies
-            [24],  # and few registers, so the consumers keep theirs
+            [PRODUCER_REGS],  # and few registers, so the consumers keep theirs
         )
     # fmt: on
     if TIME_PROGRAMS:

@@ -1,0 +1,103 @@
+"""The warp-specialized MLA producer for pages a bulk copy cannot take (kernels/
+mla_warp_specialized.py): pages of 1, 2 or 4 keys (SGLang's is 1), and pages whose size is no
+multiple of 8 (100, 12, 6: `warp_specialized.copy_rows` under MIN_COPY_ROWS).
+
+A bulk tensor copy (TMA) writes whole boxes of 8 rows or more, the buffers' swizzle pattern,
+and a box must not cross a page. Where pages are shorter or cut a block at rows that are no
+multiple of 8, each key row is gathered instead: its page id from the page table, then its
+1,152 bytes by 16-byte asynchronous copies (`cp.async`) into the same swizzled ring buffers the
+bulk copies fill, so the consumers are the same. Each of the producer warp's threads arrives on
+the stage's `ready` barrier once its own copies landed (`cp.async.mbarrier.arrive.noinc`: the
+barrier counts the warp's 32 threads, `GATHER_ARRIVALS`).
+
+A page id outside [0, num_pages) reads zeros (the copies' mask), never outside the pool, as the
+bulk copies' bounds check gives; the consumers mask keys past the request's end as for those.
+"""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier
+
+LATENT = gl.constexpr(512)
+ROPE = gl.constexpr(64)
+HALF = gl.constexpr(256)
+SUB_ROWS = gl.constexpr(8)  # key rows a pass: one 8-row swizzle atom of the buffers
+GATHER_ARRIVALS = gl.constexpr(
+    32
+)  # the producer warp's threads, each arriving once its copies landed
+
+
+@gluon.jit
+def gather_key_blocks(pool, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages, first_key,
+                      num_blocks, ring_start, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                      PAGE_SIZE: gl.constexpr):  # fmt: skip
+    """Producer (one warp): key block j (keys first_key + j * BLOCK_N onward) into the ring's
+    buffer (ring_start + j) % NUM_STAGES once the consumers released it, row by row. pool:
+    (kv_ptr, stride_page, stride_slot, num_pages, page_ids), page_ids a [BLOCK_N] int32
+    shared buffer for the block's page ids (loaded once a block, read by each pass). A page
+    index past the table row (the tail of a last block) is clamped to its last entry, as the
+    bulk copies do; the consumers mask those keys."""
+    kv_ptr, stride_page, stride_slot, num_pages, page_ids = pool
+    ids_layout: gl.constexpr = gl.BlockedLayout([1], [32], [1], [0])
+    # A thread's 16-byte pieces all lie in one row (4 threads a row, 8 rows a pass): one page
+    # id, mask and row address a thread and pass serve its 8 latent and 2 rope pieces (a row a
+    # thread's pieces compiled to ~15 instructions a copy, against the copies' ~3).
+    latent: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [1, 1], [1, 0])
+    rope: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [1, 1], [1, 0])
+    block_rows = gl.arange(0, BLOCK_N, ids_layout)
+    for j in range(num_blocks):
+        ring = ring_start + j
+        stage = ring % NUM_STAGES
+        # The block's page ids first: their load overlaps the wait for a free buffer.
+        keys = first_key + j * BLOCK_N + block_rows
+        ids = gl.load(table_row + gl.minimum(keys // PAGE_SIZE, max_pages - 1))
+        mbarrier.wait(empty.index(stage), ((ring // NUM_STAGES) & 1) ^ 1, pred=ring >= NUM_STAGES)
+        gl.thread_barrier()  # every thread done reading the last block's ids
+        page_ids.store(ids)
+        gl.thread_barrier()
+        for r in gl.static_range(0, BLOCK_N, SUB_ROWS):
+            key = first_key + j * BLOCK_N + r
+            src, ok = key_rows(kv_ptr, page_ids, key, r, stride_page, stride_slot, num_pages, 0,
+                               HALF, latent, PAGE_SIZE)  # fmt: skip
+            async_copy.async_copy_global_to_shared(k_lo.index(stage).slice(r, SUB_ROWS), src,
+                                                   mask=ok)  # fmt: skip
+            async_copy.async_copy_global_to_shared(k_hi.index(stage).slice(r, SUB_ROWS),
+                                                   src + HALF, mask=ok)  # fmt: skip
+            src, ok = key_rows(kv_ptr, page_ids, key, r, stride_page, stride_slot, num_pages,
+                               LATENT, ROPE, rope, PAGE_SIZE)  # fmt: skip
+            async_copy.async_copy_global_to_shared(k_pe.index(stage).slice(r, SUB_ROWS), src,
+                                                   mask=ok)  # fmt: skip
+        async_copy.mbarrier_arrive(ready.index(stage), increment_count=False)
+
+
+@gluon.jit
+def key_rows(kv_ptr, page_ids, key, r: gl.constexpr, stride_page, stride_slot, num_pages,
+             COL0: gl.constexpr, COLS: gl.constexpr, layout: gl.constexpr,
+             PAGE_SIZE: gl.constexpr):  # fmt: skip
+    """Pointers to columns [COL0, COL0 + COLS) of keys key .. key + SUB_ROWS - 1 (rows r .. of
+    the block, whose page ids `page_ids` holds), and the mask that keeps a page id outside the
+    pool from being read."""
+    pages = page_ids.slice(r, SUB_ROWS).load(gl.SliceLayout(1, layout))
+    slots = (key + gl.arange(0, SUB_ROWS, gl.SliceLayout(1, layout))) % PAGE_SIZE
+    rows = pages.to(gl.int64) * stride_page + slots.to(gl.int64) * stride_slot
+    cols = COL0 + gl.arange(0, COLS, gl.SliceLayout(0, layout))
+    in_pool = (pages >= 0) & (pages < num_pages)
+    return kv_ptr + rows[:, None] + cols[None, :], in_pool[:, None] & (cols < COL0 + COLS)[None, :]
+
+
+@gluon.jit
+def key_source(lat_desc, rope_desc, kv_ptr, stride_page, stride_slot, num_pages,
+               BLOCK_N: gl.constexpr, GATHER_KEYS: gl.constexpr):  # fmt: skip
+    """What the producer's `load_key_blocks` reads the key blocks from: the pool's descriptors
+    (bulk copies), or with GATHER_KEYS the pool's pointer, strides and page count and a
+    shared buffer for a block's page ids (gathered rows). Call it outside the partitions:
+    they cannot allocate shared memory."""
+    if GATHER_KEYS:
+        page_ids = gl.allocate_shared_memory(gl.int32, [BLOCK_N],
+                                             gl.SwizzledSharedLayout(1, 1, 1, [0]))  # fmt: skip
+        return kv_ptr, stride_page, stride_slot, num_pages, page_ids
+    else:
+        return lat_desc, rope_desc
