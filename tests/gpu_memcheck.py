@@ -142,7 +142,9 @@ def main() -> None:
             # The balanced Triton tile without bulk copies: two chains, no page ids ahead; and
             # the Gluon program loop (gathered rows at 1 and 100).
             plans += [{"schedule": "balanced", "warp_specialized": False},
-                      {"schedule": "balanced"}]  # fmt: skip
+                      {"schedule": "balanced", "warp_specialized": True}]  # fmt: skip
+        if page_size in (1, 100):
+            plans.append({"num_splits": 16, "warp_specialized": True})  # gathered, uniform
         for knobs in plans:
             plan = splitkv.plan_decode(
                 len(lengths),
@@ -164,6 +166,12 @@ def main() -> None:
         lens[0] = 1 << 30
         lens[-1] = -9
         splitkv.mla_decode(case.q, case.kv_cache, table, lens)
+        if page_size in (1, 100):  # the same on the Gluon program loop's gathered rows
+            gathered = splitkv.plan_decode(len(lengths), max(lengths) + page_size, heads,
+                                           qlen=qlen, page_size=page_size, device=dev,
+                                           schedule="balanced",
+                                           warp_specialized=True)  # fmt: skip
+            splitkv.mla_decode(case.q, case.kv_cache, table, lens, plan=gathered)
     for page_size, qlen, (q_heads, kv_heads, dim) in [
         (1, 1, (8, 1, 128)),
         (16, 3, (64, 8, 64)),

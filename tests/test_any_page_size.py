@@ -166,7 +166,10 @@ def test_the_gluon_tile_takes_every_page_copied_or_gathered(device):
     ]  # fmt: skip
     for page_size in (1, 2, 4, 12, 100):
         assert warp_specialized.gathers_keys(page_size), page_size
-        assert plan(page_size).warp_specialized and plan(page_size).copy_rows == 0, page_size
+        gathered = plan(page_size, warp_specialized=True)
+        assert gathered.warp_specialized and gathered.copy_rows == 0, page_size
+        # By default only with GATHER_PAGES (off until timed on a GPU).
+        assert plan(page_size).warp_specialized == warp_specialized.GATHER_PAGES, page_size
     assert not warp_specialized.gathers_keys(24)
 
 
@@ -208,7 +211,7 @@ def test_gluon_tile_on_gathered_pages(page_size, heads, qlen, device):
     # gathered_keys.py) for the 64-row tiles, the alternating consumers (128 heads) and keys
     # as rows (32 and 16 rows).
     assert warp_specialized.gathers_keys(page_size)
-    check_gluon_schedules(heads, qlen, page_size, device)
+    check_gluon_schedules(heads, qlen, page_size, device, warp_specialized=True)
 
 
 @pytest.mark.gpu

@@ -42,6 +42,7 @@ def test_planner_takes_it_for_64_row_tiles_on_hopper(heads, qlen):
         (128, 1, {"block_n": 32}),  # a knob of the Triton tile pinned
         (128, 1, {"page_prefetch": False}),
         (128, 1, {"dtype": torch.float32}),
+        (128, 1, {"page_size": 4}),  # gathered rows: opt-in until timed (GATHER_PAGES)
     ],
 )
 def test_planner_leaves_it_where_it_cannot_or_should_not_run(heads, qlen, knobs):
@@ -227,9 +228,9 @@ def test_copy_rows_default_to_the_most_a_page_allows_and_bad_ones_are_named():
     with pytest.raises(ValueError, match=r"^copy_rows: needs the warp-specialized kernel"):
         planned(12, 4, copy_rows=16, warp_specialized=False)
     # Pages a whole 8-row copy would cross: the keys are gathered row by row, no copies.
-    assert planned(12, 4, page_size=100).copy_rows == 0
+    assert planned(12, 4, page_size=100, warp_specialized=True).copy_rows == 0
     with pytest.raises(ValueError, match=r"^copy_rows: pages of 100 keys are gathered row by"):
-        planned(12, 4, page_size=100, copy_rows=8)
+        planned(12, 4, page_size=100, copy_rows=8, warp_specialized=True)
 
 
 def test_the_h100_copies_its_single_64_row_blocks_in_16_rows():

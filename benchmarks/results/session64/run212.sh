@@ -3,7 +3,8 @@
 # gathered_keys.py, new): the GPU tests of tests/test_any_page_size.py (the new gathered-page
 # cases at pages 1, 4, 12 and 100 included), then issue 5's ragged and one-long batches at 12
 # heads x qlen 1 / 2 / 4, pages 1 and 100, the new default against the Triton tiles
-# (--no-warp-specialized) and beside the bulk-copy kernels at page 64. Predictions:
+# (--no-warp-specialized) and beside the bulk-copy kernels at page 64 (gathered rows are opt-in
+# until timed: --warp-specialized). Predictions:
 # docs/perf.md "Session 64: predictions for run212".
 CALL_LIMIT=560
 source tools/device_call.sh
@@ -11,7 +12,7 @@ PYTHONPATH=$PWD/src:$PWD/tests timeout 170 python3 -m pytest tests/test_any_page
   -m gpu -k "gathered or triton_tiles or replays" -n 8 -q -p no:cacheprovider > $L/pytest.txt 2>&1
 echo "pytest exit $? at ${SECONDS} s"; tail -n 15 $L/pytest.txt | grep -E "passed|failed|FAILED|Error"
 COMMON="--special --labels ragged 1x --heads 12 --qlen 1 2 4 --providers splitkv --rep-ms 10"
-fits 110 gather && bench gather 140 $COMMON --page-size 1 100
+fits 110 gather && bench gather 140 $COMMON --page-size 1 100 --warp-specialized
 fits 100 triton && bench triton 130 $COMMON --page-size 1 100 --no-warp-specialized
 fits 50 page64 && bench page64 70 $COMMON --page-size 64
 pack_logs
