@@ -1,4 +1,4 @@
-# Session 64's second call (carry run212.sh; either GPU, ~340 s): the Gluon kernels on pages
+# Session 64's second call (carry run212.sh; either GPU, ~300 s): the Gluon kernels on pages
 # bulk copies cannot take, their key rows gathered by the producer warp (kernels/
 # gathered_keys.py, new): the GPU tests of tests/test_any_page_size.py (the new gathered-page
 # cases at pages 1, 4, 12 and 100 included), then issue 5's ragged and one-long batches at 12
@@ -6,12 +6,12 @@
 # (--no-warp-specialized; gathered rows are opt-in until timed: --warp-specialized). Page 64
 # is session 63's run207 (same kernels). Predictions:
 # docs/perf.md "Session 64: predictions for run212".
-CALL_LIMIT=340
+CALL_LIMIT=300
 source tools/device_call.sh
-PYTHONPATH=$PWD/src:$PWD/tests timeout 150 python3 -m pytest tests/test_any_page_size.py \
+PYTHONPATH=$PWD/src:$PWD/tests timeout 140 python3 -m pytest tests/test_any_page_size.py \
   -m gpu -k "gathered" -n 8 -q -p no:cacheprovider > $L/pytest.txt 2>&1
 echo "pytest exit $? at ${SECONDS} s"; tail -n 15 $L/pytest.txt | grep -E "passed|failed|FAILED|Error"
 COMMON="--special --labels ragged 1x --heads 12 --qlen 1 2 4 --providers splitkv --rep-ms 10"
-fits 70 gather && bench gather 95 $COMMON --page-size 1 --warp-specialized
-fits 60 triton && bench triton 85 $COMMON --page-size 1 --no-warp-specialized
+fits 60 gather && bench gather 80 $COMMON --page-size 1 --warp-specialized
+fits 50 triton && bench triton 70 $COMMON --page-size 1 --no-warp-specialized
 pack_logs
