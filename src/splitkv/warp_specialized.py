@@ -30,7 +30,8 @@ MIN_COPY_ROWS = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle p
 # Pages bulk copies cannot take (`gathers_keys`: 1, 2, 4, 100, ...) run the Gluon kernels with
 # their key rows gathered by the producer warp (kernels/gathered_keys.py) where a plan asks for
 # them (`warp_specialized=True`); by default only with this on, else the Triton tiles. Off
-# until timed on a GPU (docs/perf.md session 64).
+# until the memory checker has run on them and qlen 2 and 4 are timed (H100, 12 heads x qlen 1
+# at page 1: 21-22% faster than the Triton tiles; docs/perf.md session 64).
 GATHER_PAGES = False
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
