@@ -25,9 +25,11 @@ LATENT = gl.constexpr(512)
 ROPE = gl.constexpr(64)
 HALF = gl.constexpr(256)
 SUB_ROWS = gl.constexpr(8)  # key rows a pass: one 8-row swizzle atom of the buffers
-GATHER_ARRIVALS = gl.constexpr(
-    32
-)  # the producer warp's threads, each arriving once its copies landed
+# The producer warp's threads, each arriving on a stage's barrier once its copies landed.
+GATHER_ARRIVALS = gl.constexpr(32)
+# The producer warp's registers: few for bulk copies, more for a pass's row pointers.
+COPY_PRODUCER_REGS = gl.constexpr(24)
+GATHER_PRODUCER_REGS = gl.constexpr(56)
 
 
 @gluon.jit
@@ -85,7 +87,7 @@ def key_rows(kv_ptr, page_ids, key, r: gl.constexpr, stride_page, stride_slot, n
     rows = pages.to(gl.int64) * stride_page + slots.to(gl.int64) * stride_slot
     cols = COL0 + gl.arange(0, COLS, gl.SliceLayout(0, layout))
     in_pool = (pages >= 0) & (pages < num_pages)
-    return kv_ptr + rows[:, None] + cols[None, :], in_pool[:, None] & (cols < COL0 + COLS)[None, :]
+    return kv_ptr + rows[:, None] + cols[None, :], in_pool[:, None]  # the copy broadcasts it
 
 
 @gluon.jit

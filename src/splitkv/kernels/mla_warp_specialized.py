@@ -38,7 +38,13 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from splitkv.kernels.gathered_keys import GATHER_ARRIVALS, gather_key_blocks, key_source
+from splitkv.kernels.gathered_keys import (
+    COPY_PRODUCER_REGS,
+    GATHER_ARRIVALS,
+    GATHER_PRODUCER_REGS,
+    gather_key_blocks,
+    key_source,
+)
 from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
 from splitkv.kernels.gluon_row_store import store_row_half
 from splitkv.kernels.gluon_softmax import block_probabilities, row_key_bounds
@@ -423,8 +429,7 @@ def mla_warp_specialized_kernel(
                                      GATHER_ARRIVALS if GATHER_KEYS else 1)  # fmt: skip
     source = key_source(lat_desc, rope_desc, kv_ptr, stride_kv_page, stride_kv_slot, num_pages,
                         BLOCK_N, GATHER_KEYS)  # fmt: skip
-    # The producer's registers: a few for bulk copies, more for a gathered row's pointers.
-    PRODUCER_REGS: gl.constexpr = 56 if GATHER_KEYS else 24
+    PRODUCER_REGS: gl.constexpr = GATHER_PRODUCER_REGS if GATHER_KEYS else COPY_PRODUCER_REGS
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     if ALTERNATE_BLOCKS:

@@ -26,7 +26,12 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
 
 from splitkv.kernels.balanced import piece_blocks, record_piece_range, request_units
-from splitkv.kernels.gathered_keys import GATHER_ARRIVALS, key_source
+from splitkv.kernels.gathered_keys import (
+    COPY_PRODUCER_REGS,
+    GATHER_ARRIVALS,
+    GATHER_PRODUCER_REGS,
+    key_source,
+)
 from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
 from splitkv.kernels.mla_alternate_blocks import (
     allocate_turn_buffers,
@@ -343,7 +348,7 @@ def mla_warp_specialized_loop_kernel(
                                      GATHER_ARRIVALS if GATHER_KEYS else 1)  # fmt: skip
     source = key_source(lat_desc, rope_desc, kv_ptr, stride_kv_page, stride_kv_slot, num_pages,
                         BLOCK_N, GATHER_KEYS)  # fmt: skip
-    PRODUCER_REGS: gl.constexpr = 56 if GATHER_KEYS else 24  # as mla_warp_specialized_kernel
+    PRODUCER_REGS: gl.constexpr = GATHER_PRODUCER_REGS if GATHER_KEYS else COPY_PRODUCER_REGS
     turns = None
     if ALTERNATE_BLOCKS:
         turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N)
