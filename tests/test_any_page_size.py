@@ -168,8 +168,7 @@ def test_the_gluon_tile_takes_every_page_copied_or_gathered(device):
         assert warp_specialized.gathers_keys(page_size), page_size
         gathered = plan(page_size, warp_specialized=True)
         assert gathered.warp_specialized and gathered.copy_rows == 0, page_size
-        # By default only with GATHER_PAGES (off until timed on a GPU).
-        assert plan(page_size).warp_specialized == warp_specialized.GATHER_PAGES, page_size
+        assert plan(page_size).warp_specialized, page_size  # by default too
     assert not warp_specialized.gathers_keys(24)
 
 

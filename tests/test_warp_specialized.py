@@ -42,7 +42,6 @@ def test_planner_takes_it_for_64_row_tiles_on_hopper(heads, qlen):
         (128, 1, {"block_n": 32}),  # a knob of the Triton tile pinned
         (128, 1, {"page_prefetch": False}),
         (128, 1, {"dtype": torch.float32}),
-        (128, 1, {"page_size": 4}),  # gathered rows: opt-in until timed (GATHER_PAGES)
     ],
 )
 def test_planner_leaves_it_where_it_cannot_or_should_not_run(heads, qlen, knobs):

@@ -67,7 +67,6 @@ def gluon_outlook(
         warp_specialized is not False
         and all(k is None for k in pinned)
         and ws.unsupported_reason(balanced=False, program_loop=False, **config) is None
-        and (warp_specialized is True or ws.runs_by_default(page_size))
     )
     # No more splits than keep a request's partials within its key bytes (and, on the
     # keys-as-rows tile, waves of one program an SM: plan.py).

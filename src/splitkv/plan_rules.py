@@ -284,8 +284,7 @@ def warp_specialized_for(requested: bool | None, *, pinned: tuple, pays: bool, *
     if requested and reason is not None:
         raise ValueError(f"warp_specialized: {reason}")
     if requested is None:
-        return (reason is None and pays and all(knob is None for knob in pinned)
-                and ws.runs_by_default(config["page_size"]))  # fmt: skip
+        return reason is None and pays and all(knob is None for knob in pinned)
     return requested
 
 

@@ -27,12 +27,6 @@ CONSUMER_WARPS = 4  # a warpgroup: wgmma's unit (the plan's `consumer_groups` co
 ALTERNATE_BLOCKS = True
 ALTERNATE_BLOCK_N, ALTERNATE_STAGES = 32, 4
 MIN_COPY_ROWS = 8  # a copy of fewer rows would cut the buffers' 8-row swizzle pattern
-# Pages bulk copies cannot take (`gathers_keys`: 1, 2, 4, 100, ...) run the Gluon kernels with
-# their key rows gathered by the producer warp (kernels/gathered_keys.py) where a plan asks for
-# them (`warp_specialized=True`); by default only with this on, else the Triton tiles. Off
-# until the memory checker has run on them and qlen 2 and 4 are timed (H100, 12 heads x qlen 1
-# at page 1: 21-22% faster than the Triton tiles; docs/perf.md session 64).
-GATHER_PAGES = False
 # The program loop's default `piece_cost`: its schedule counts each request as this many key
 # blocks beside its own (H200, 12 heads x qlen 4: a piece's queries, masked last block and
 # partial store cost ~5-8 us against ~2.9 us a block; tools/program_times.py, docs/perf.md
@@ -130,12 +124,6 @@ def copy_rows(page_size: int, block_n: int = BLOCK_N) -> int:
     """The most rows one bulk copy of keys may take (`load_key_blocks`' SUB): the largest
     power of two that divides the page size, at most a block, so no copy crosses a page."""
     return min(page_size & -page_size, block_n)
-
-
-def runs_by_default(page_size: int) -> bool:
-    """The Gluon kernels may take a plan at this page size without being asked: bulk copies
-    bring its keys, or gathered rows are on by default (GATHER_PAGES)."""
-    return GATHER_PAGES or not gathers_keys(page_size)
 
 
 def gathers_keys(page_size: int, block_n: int = BLOCK_N) -> bool:
