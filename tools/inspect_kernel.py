@@ -275,7 +275,8 @@ def report(kernel) -> dict:
     return {
         "shared_kb": round(kernel.metadata.shared / 1024, 1),
         "bulk_copies": ptx.count("cp.async.bulk.tensor"),
-        # 16-byte copies of gathered key rows (kernels/gathered_keys.py): 144 a 64-key block.
+        # 16-byte copies of gathered key rows (kernels/gathered_keys.py), a warp's: 144 a
+        # 64-key block over the producer's warps (36 each for four).
         "gathered_copies": sum(bool(re.search(r"\bLDGSTS\.", ins)) for _, ins in sass_of(kernel)),
         "registers": regs,
         "stack_bytes": stack,

@@ -6,9 +6,9 @@ A bulk tensor copy (TMA) writes whole boxes of 8 rows or more, the buffers' swiz
 and a box must not cross a page. Where pages are shorter or cut a block at rows that are no
 multiple of 8, each key row is gathered instead: its page id from the page table, then its
 1,152 bytes by 16-byte asynchronous copies (`cp.async`) into the same swizzled ring buffers the
-bulk copies fill, so the consumers are the same. Each of the producer warp's threads arrives on
-the stage's `ready` barrier once its own copies landed (`cp.async.mbarrier.arrive.noinc`: the
-barrier counts the warp's 32 threads, `GATHER_ARRIVALS`).
+bulk copies fill, so the consumers are the same. Each of the producer's threads arrives on the
+stage's `ready` barrier once its own copies landed (`cp.async.mbarrier.arrive.noinc`: the
+barrier counts the producer's threads, `GATHER_ARRIVALS`).
 
 A page id outside [0, num_pages) reads zeros (the copies' mask), never outside the pool, as the
 bulk copies' bounds check gives; the consumers mask keys past the request's end as for those.
@@ -24,10 +24,15 @@ from triton.experimental.gluon.language.nvidia.hopper import mbarrier
 LATENT = gl.constexpr(512)
 ROPE = gl.constexpr(64)
 HALF = gl.constexpr(256)
-SUB_ROWS = gl.constexpr(8)  # key rows a pass: one 8-row swizzle atom of the buffers
-# The producer warp's threads, each arriving on a stage's barrier once its copies landed.
-GATHER_ARRIVALS = gl.constexpr(32)
-# The producer warp's registers: few for bulk copies, more for a pass's row pointers.
+WARP_ROWS = gl.constexpr(8)  # key rows a warp copies a pass: one 8-row swizzle atom
+# The gathering producer's warps (a pass copies 8 rows a warp). One is what the GPU timed
+# (docs/perf.md session 65). Four, one on each of the SM's schedulers, would spread a 64-key
+# block's ~520 producer instructions, which one warp issues on the scheduler that also issues
+# two consumer warps; they compile (the SASS the same but for 36 copies a warp), untimed.
+GATHER_WARPS = gl.constexpr(1)
+# The producer's threads, each arriving on a stage's barrier once its copies landed.
+GATHER_ARRIVALS = gl.constexpr(32 * GATHER_WARPS)
+# The producer's registers: few for bulk copies, more for a pass's row pointers.
 COPY_PRODUCER_REGS = gl.constexpr(24)
 GATHER_PRODUCER_REGS = gl.constexpr(56)
 
@@ -36,19 +41,22 @@ GATHER_PRODUCER_REGS = gl.constexpr(56)
 def gather_key_blocks(pool, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages, first_key,
                       num_blocks, ring_start, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                       PAGE_SIZE: gl.constexpr):  # fmt: skip
-    """Producer (one warp): key block j (keys first_key + j * BLOCK_N onward) into the ring's
-    buffer (ring_start + j) % NUM_STAGES once the consumers released it, row by row. pool:
-    (kv_ptr, stride_page, stride_slot, num_pages, page_ids), page_ids a [BLOCK_N] int32
+    """Producer (GATHER_WARPS warps): key block j (keys first_key + j * BLOCK_N onward) into
+    the ring's buffer (ring_start + j) % NUM_STAGES once the consumers released it, row by row.
+    pool: (kv_ptr, stride_page, stride_slot, num_pages, page_ids), page_ids a [BLOCK_N] int32
     shared buffer for the block's page ids (loaded once a block, read by each pass). A page
     index past the table row (the tail of a last block) is clamped to its last entry, as the
     bulk copies do; the consumers mask those keys."""
     kv_ptr, stride_page, stride_slot, num_pages, page_ids = pool
-    ids_layout: gl.constexpr = gl.BlockedLayout([1], [32], [1], [0])
-    # A thread's 16-byte pieces all lie in one row (4 threads a row, 8 rows a pass): one page
+    WARPS: gl.constexpr = gl.num_warps()
+    SUB_ROWS: gl.constexpr = WARP_ROWS * WARPS  # rows a pass
+    gl.static_assert(BLOCK_N % SUB_ROWS == 0, "a block is whole passes")
+    ids_layout: gl.constexpr = gl.BlockedLayout([1], [32], [WARPS], [0])
+    # A thread's 16-byte pieces all lie in one row (4 threads a row, 8 rows a warp): one page
     # id, mask and row address a thread and pass serve its 8 latent and 2 rope pieces (a row a
     # thread's pieces compiled to ~15 instructions a copy, against the copies' ~3).
-    latent: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [1, 1], [1, 0])
-    rope: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [1, 1], [1, 0])
+    latent: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [WARPS, 1], [1, 0])
+    rope: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [WARPS, 1], [1, 0])
     block_rows = gl.arange(0, BLOCK_N, ids_layout)
     for j in range(num_blocks):
         ring = ring_start + j
@@ -63,13 +71,13 @@ def gather_key_blocks(pool, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages
         for r in gl.static_range(0, BLOCK_N, SUB_ROWS):
             key = first_key + j * BLOCK_N + r
             src, ok = key_rows(kv_ptr, page_ids, key, r, stride_page, stride_slot, num_pages, 0,
-                               HALF, latent, PAGE_SIZE)  # fmt: skip
+                               HALF, latent, PAGE_SIZE, SUB_ROWS)  # fmt: skip
             async_copy.async_copy_global_to_shared(k_lo.index(stage).slice(r, SUB_ROWS), src,
                                                    mask=ok)  # fmt: skip
             async_copy.async_copy_global_to_shared(k_hi.index(stage).slice(r, SUB_ROWS),
                                                    src + HALF, mask=ok)  # fmt: skip
             src, ok = key_rows(kv_ptr, page_ids, key, r, stride_page, stride_slot, num_pages,
-                               LATENT, ROPE, rope, PAGE_SIZE)  # fmt: skip
+                               LATENT, ROPE, rope, PAGE_SIZE, SUB_ROWS)  # fmt: skip
             async_copy.async_copy_global_to_shared(k_pe.index(stage).slice(r, SUB_ROWS), src,
                                                    mask=ok)  # fmt: skip
         async_copy.mbarrier_arrive(ready.index(stage), increment_count=False)
@@ -78,7 +86,7 @@ def gather_key_blocks(pool, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages
 @gluon.jit
 def key_rows(kv_ptr, page_ids, key, r: gl.constexpr, stride_page, stride_slot, num_pages,
              COL0: gl.constexpr, COLS: gl.constexpr, layout: gl.constexpr,
-             PAGE_SIZE: gl.constexpr):  # fmt: skip
+             PAGE_SIZE: gl.constexpr, SUB_ROWS: gl.constexpr):  # fmt: skip
     """Pointers to columns [COL0, COL0 + COLS) of keys key .. key + SUB_ROWS - 1 (rows r .. of
     the block, whose page ids `page_ids` holds), and the mask that keeps a page id outside the
     pool from being read."""

@@ -42,6 +42,7 @@ from splitkv.kernels.gathered_keys import (
     COPY_PRODUCER_REGS,
     GATHER_ARRIVALS,
     GATHER_PRODUCER_REGS,
+    GATHER_WARPS,
     gather_key_blocks,
     key_source,
 )
@@ -430,6 +431,7 @@ def mla_warp_specialized_kernel(
     source = key_source(lat_desc, rope_desc, kv_ptr, stride_kv_page, stride_kv_slot, num_pages,
                         BLOCK_N, GATHER_KEYS)  # fmt: skip
     PRODUCER_REGS: gl.constexpr = GATHER_PRODUCER_REGS if GATHER_KEYS else COPY_PRODUCER_REGS
+    PRODUCER_WARPS: gl.constexpr = GATHER_WARPS if GATHER_KEYS else 1
     q_lo, q_hi, q_pe, queries_in, queries_free = queries
     k_lo, k_hi, k_pe, ready, empty = ring
     if ALTERNATE_BLOCKS:
@@ -477,7 +479,7 @@ def mla_warp_specialized_kernel(
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
                               NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
             ],
-            [4, 1],  # the second consumer warpgroup; the producer: one warp of copies
+            [4, PRODUCER_WARPS],  # the second consumer warpgroup; the producer
             [232, PRODUCER_REGS],
         )
     else:
@@ -494,7 +496,7 @@ def mla_warp_specialized_kernel(
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
                               NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
             ],
-            [1],  # the producer: one warp that only issues copies
+            [PRODUCER_WARPS],  # the producer: one warp of bulk copies, or gathers
             [PRODUCER_REGS],  # and few registers, so the consumers keep theirs
         )
     # fmt: on

@@ -30,6 +30,7 @@ from splitkv.kernels.gathered_keys import (
     COPY_PRODUCER_REGS,
     GATHER_ARRIVALS,
     GATHER_PRODUCER_REGS,
+    GATHER_WARPS,
     key_source,
 )
 from splitkv.kernels.gluon_dependent_launch import release_dependents, wait_for_kernel_ahead
@@ -349,6 +350,7 @@ def mla_warp_specialized_loop_kernel(
     source = key_source(lat_desc, rope_desc, kv_ptr, stride_kv_page, stride_kv_slot, num_pages,
                         BLOCK_N, GATHER_KEYS)  # fmt: skip
     PRODUCER_REGS: gl.constexpr = GATHER_PRODUCER_REGS if GATHER_KEYS else COPY_PRODUCER_REGS
+    PRODUCER_WARPS: gl.constexpr = GATHER_WARPS if GATHER_KEYS else 1
     turns = None
     if ALTERNATE_BLOCKS:
         turns = allocate_turn_buffers(q_ptr.dtype.element_ty, BLOCK_N)
@@ -383,7 +385,7 @@ def mla_warp_specialized_loop_kernel(
                                PAGE_SIZE, PIECE_COST, QUERY_TMA, QLEN, EARLY_START,
                                EARLY_BLOCKS)),
             ],
-            [4, 1],  # the other consumer warpgroup; the producer: one warp of copies
+            [4, PRODUCER_WARPS],  # the other consumer warpgroup; the producer
             [232, PRODUCER_REGS],
         )
     else:
@@ -402,7 +404,7 @@ def mla_warp_specialized_loop_kernel(
                                PAGE_SIZE, PIECE_COST, QUERY_TMA, QLEN, EARLY_START,
                                EARLY_BLOCKS)),
             ],
-            [1],  # the producer: one warp that only issues copies
+            [PRODUCER_WARPS],  # the producer: one warp of bulk copies, or gathers
             [PRODUCER_REGS],  # and few registers, so the consumers keep theirs
         )
     # fmt: on
