@@ -30,6 +30,11 @@ WARP_ROWS = gl.constexpr(8)  # key rows a warp copies a pass: one 8-row swizzle 
 # block's ~520 producer instructions, which one warp issues on the scheduler that also issues
 # two consumer warps; they compile (the SASS the same but for 36 copies a warp), untimed.
 GATHER_WARPS = gl.constexpr(1)
+# Whether the producer loads a block's page ids a block ahead, over the previous block's
+# copies, rather than over the wait for its buffer (pages 1 and 4 run 8-11% slower than 12
+# and 100 at 12 heads x qlen 4, a block's ids then being 64 or 16 fresh table entries: a
+# hypothesis, docs/perf.md session 65). Off as timed; on compiles, untimed.
+GATHER_IDS_AHEAD = gl.constexpr(False)
 # The producer's threads, each arriving on a stage's barrier once its copies landed.
 GATHER_ARRIVALS = gl.constexpr(32 * GATHER_WARPS)
 # The producer's registers: few for bulk copies, more for a pass's row pointers.
@@ -58,16 +63,20 @@ def gather_key_blocks(pool, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages
     latent: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [WARPS, 1], [1, 0])
     rope: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [WARPS, 1], [1, 0])
     block_rows = gl.arange(0, BLOCK_N, ids_layout)
+    if GATHER_IDS_AHEAD:
+        ids = block_page_ids(table_row, max_pages, first_key + block_rows, PAGE_SIZE)
     for j in range(num_blocks):
         ring = ring_start + j
         stage = ring % NUM_STAGES
-        # The block's page ids first: their load overlaps the wait for a free buffer.
         keys = first_key + j * BLOCK_N + block_rows
-        ids = gl.load(table_row + gl.minimum(keys // PAGE_SIZE, max_pages - 1))
+        if not GATHER_IDS_AHEAD:  # the block's ids first: their load overlaps the wait
+            ids = block_page_ids(table_row, max_pages, keys, PAGE_SIZE)
         mbarrier.wait(empty.index(stage), ((ring // NUM_STAGES) & 1) ^ 1, pred=ring >= NUM_STAGES)
         gl.thread_barrier()  # every thread done reading the last block's ids
         page_ids.store(ids)
         gl.thread_barrier()
+        if GATHER_IDS_AHEAD:  # the next block's, in flight over this block's copies
+            ids = block_page_ids(table_row, max_pages, keys + BLOCK_N, PAGE_SIZE)
         for r in gl.static_range(0, BLOCK_N, SUB_ROWS):
             key = first_key + j * BLOCK_N + r
             src, ok = key_rows(kv_ptr, page_ids, key, r, stride_page, stride_slot, num_pages, 0,
@@ -81,6 +90,13 @@ def gather_key_blocks(pool, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages
             async_copy.async_copy_global_to_shared(k_pe.index(stage).slice(r, SUB_ROWS), src,
                                                    mask=ok)  # fmt: skip
         async_copy.mbarrier_arrive(ready.index(stage), increment_count=False)
+
+
+@gluon.jit
+def block_page_ids(table_row, max_pages, keys, PAGE_SIZE: gl.constexpr):
+    """The page ids of `keys` (a block's), an index past the table row clamped to its last
+    entry (a last block's tail, or the block after a piece's last: never read past the row)."""
+    return gl.load(table_row + gl.minimum(keys // PAGE_SIZE, max_pages - 1))
 
 
 @gluon.jit
