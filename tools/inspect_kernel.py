@@ -272,18 +272,19 @@ def report(kernel) -> dict:
     regs, stack = registers_and_stack(kernel)
     ptx, ttgir = kernel.asm["ptx"], kernel.asm["ttgir"]
     buffers = re.findall(r"local_alloc : \(\) -> !ttg.memdesc<(\d+)x\d+x(?:512|256)x", ttgir)
+    sass = [instruction for _, instruction in sass_of(kernel)]  # one cuobjdump run for both
     return {
         "shared_kb": round(kernel.metadata.shared / 1024, 1),
         "bulk_copies": ptx.count("cp.async.bulk.tensor"),
         # 16-byte copies of gathered key rows (kernels/gathered_keys.py), a warp's: 144 a
         # 64-key block over the producer's warps (36 each for four).
-        "gathered_copies": sum(bool(re.search(r"\bLDGSTS\.", ins)) for _, ins in sass_of(kernel)),
+        "gathered_copies": sum(bool(re.search(r"\bLDGSTS\.", ins)) for ins in sass),
         "registers": regs,
         "stack_bytes": stack,
         "wgmma": ptx.count("wgmma.mma_async"),
         # Waits for wgmma in the SASS: one after every wgmma means ptxas serialized them (its
         # C7512 "Potential Performance Loss"; docs/perf.md v0.2.19).
-        "wgmma_waits": sum("WARPGROUP.DEPBAR" in ins for _, ins in sass_of(kernel)),
+        "wgmma_waits": sum("WARPGROUP.DEPBAR" in ins for ins in sass),
         "mma_sync": ptx.count("mma.sync"),
         "release_atomics": len(re.findall(r"atom\.global\.gpu\.release", ptx)),
         "kv_blocks_in_flight": int(buffers[0]) if buffers else 0,
