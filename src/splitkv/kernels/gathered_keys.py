@@ -25,15 +25,15 @@ LATENT = gl.constexpr(512)
 ROPE = gl.constexpr(64)
 HALF = gl.constexpr(256)
 WARP_ROWS = gl.constexpr(8)  # key rows a warp copies a pass: one 8-row swizzle atom
-# The gathering producer's warps (a pass copies 8 rows a warp). One is what the GPU timed
-# (docs/perf.md session 65). Four, one on each of the SM's schedulers, would spread a 64-key
-# block's ~520 producer instructions, which one warp issues on the scheduler that also issues
-# two consumer warps; they compile (the SASS the same but for 36 copies a warp), untimed.
-GATHER_WARPS = gl.constexpr(1)
+# The gathering producer's warps (a pass copies 8 rows a warp): four, one on each of the SM's
+# schedulers, spread a 64-key block's ~520 producer instructions that one warp issued on the
+# scheduler that also issues two consumer warps. On an H100 (docs/perf.md session 66, run219)
+# four against one: 128 heads x qlen 1 14-17% less time at page 1, 12-18% at page 100; 12
+# heads x qlen 4 at page 1 -6 to -8% (now level with page 100); 12 heads x qlen 1 level.
+GATHER_WARPS = gl.constexpr(4)
 # Whether the producer loads a block's page ids a block ahead, over the previous block's
-# copies, rather than over the wait for its buffer (pages 1 and 4 run 8-11% slower than 12
-# and 100 at 12 heads x qlen 4, a block's ids then being 64 or 16 fresh table entries: a
-# hypothesis, docs/perf.md session 65). Off as timed; on compiles, untimed.
+# copies, rather than over the wait for its buffer. With one producer warp it closed the same
+# page-1 gap at 12 heads x qlen 4 as four warps do (run219); beside four, untimed. Off.
 GATHER_IDS_AHEAD = gl.constexpr(False)
 # The producer's threads, each arriving on a stage's barrier once its copies landed.
 GATHER_ARRIVALS = gl.constexpr(32 * GATHER_WARPS)

@@ -7,7 +7,8 @@ key split, and
 writes the same partials as `mla_split_kernel` (so the merge is the same):
     partial_o   [batch, qlen * heads, num_splits, 512] the plan's partial_dtype, normalised
     partial_lse [batch, qlen * heads, num_splits]      float32, base 2
-- a one-warp producer partition brings the query rows (QUERY_TMA: a contiguous q; else all
+- a one-warp producer partition (GATHER_WARPS warps where it gathers key rows instead:
+  `gathered_keys.py`) brings the query rows (QUERY_TMA: a contiguous q; else all
   warps load them through registers first) and each key block in by bulk tensor copies (TMA),
   the keys through the request's page-table row into a ring of NUM_STAGES shared-memory
   buffers guarded by mbarriers (the hardware bounds-checks every copy: a corrupt page id reads
@@ -496,7 +497,7 @@ def mla_warp_specialized_kernel(
                               request * ROWS + head_block * BLOCK_Q, seq_len - QLEN, BLOCK_N,
                               NUM_STAGES, PAGE_SIZE, QUERY_TMA, EARLY_START, EARLY_BLOCKS)),
             ],
-            [PRODUCER_WARPS],  # the producer: one warp of bulk copies, or gathers
+            [PRODUCER_WARPS],  # the producer: one warp of bulk copies, or GATHER_WARPS gathering
             [PRODUCER_REGS],  # and few registers, so the consumers keep theirs
         )
     # fmt: on
