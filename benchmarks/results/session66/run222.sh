@@ -1,0 +1,29 @@
+# Planned in session 66 for session 67 (carry run222.sh and .peers; either GPU, ~560 s): on an
+# H200 first issue 5's standing at v0.2.78 (page 64, unchanged kernels; predictions in
+# docs/perf.md "Session 66: predictions for run219") and the gathered rows' first H200 timing
+# (12 heads, pages 1 / 100 against 64, qlen 1 / 2 / 4); then on either GPU the page ids a block
+# ahead beside four producer warps (w4ids) against the tree. Predictions: docs/perf.md
+# "Session 66: predictions for run222".
+CALL_LIMIT=570
+source tools/device_call.sh
+rm -rf /tmp/w4ids && mkdir -p /tmp/w4ids && cp -r src /tmp/w4ids/src
+sed -i 's/^GATHER_IDS_AHEAD = gl.constexpr(False)/GATHER_IDS_AHEAD = gl.constexpr(True)/' \
+  /tmp/w4ids/src/splitkv/kernels/gathered_keys.py
+grep "^GATHER_WARPS\|^GATHER_IDS_AHEAD" /tmp/w4ids/src/splitkv/kernels/gathered_keys.py
+if grep -q H200 "$L/gpu_env.txt"; then
+  fits 170 standing && bench standing 170 --rep-ms 20 --providers splitkv,triton-peer \
+    --special --labels ragged 1x --heads 12 --qlen 1 2 4
+  fits 90 pages && bench pages 100 --special --labels ragged 1x --heads 12 --qlen 1 2 4 \
+    --page-size 1 100 64 --providers splitkv --rep-ms 10
+fi
+W="--special --labels ragged 1x --heads 128 --qlen 1 --page-size 1 100 --providers splitkv --rep-ms 10"
+N="--special --labels ragged 1x --heads 12 --qlen 4 --page-size 1 100 --providers splitkv --rep-ms 10"
+fits 40 base_w && bench base_w 50 $W
+fits 40 w4ids_w && PYTHONPATH=/tmp/w4ids/src bench w4ids_w 50 $W
+fits 40 base_n && bench base_n 45 $N
+fits 40 w4ids_n && PYTHONPATH=/tmp/w4ids/src bench w4ids_n 45 $N
+fits 40 base_w2 && bench base_w2 50 $W
+fits 60 gathered_tests && PYTHONPATH=/tmp/w4ids/src:$PWD/tests timeout 60 python3 -m pytest \
+  tests/test_any_page_size.py -m gpu -k "gathered" -n 8 -q -p no:cacheprovider > $L/pytest.txt 2>&1
+echo "pytest (w4ids) exit $? at ${SECONDS} s"; tail -n 15 $L/pytest.txt | grep -E "passed|failed|FAILED|Error"
+pack_logs
