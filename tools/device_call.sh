@@ -11,6 +11,9 @@
 #   memcheck LIMIT  tools/memcheck.sh (the memcheck subset), its log in $L/memcheck.txt (on
 #             the H100 ~60 s on a warm compile cache, over 240 s on a cold one: run it after a
 #             bench of the same call, or give it 400 s)
+#   src_variant NAME FILE SED [FILE SED ...]  a copy of src/ at /tmp/NAME/src with each sed
+#             expression applied to its file (a path under src/splitkv/kernels/), each edit's
+#             changed lines printed (an A/B of a compile-time constant: PYTHONPATH=/tmp/NAME/src)
 #   pack_logs  $L as $OUT/logs.tgz: the device tool returns at most 8 files a call
 set -o pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
@@ -46,6 +49,22 @@ memcheck() {
   timeout "$1" bash tools/memcheck.sh > "$L/memcheck.txt" 2>&1
   echo "memcheck exit $? at ${SECONDS} s"
   tail -n 3 "$L/memcheck.txt"
+}
+
+src_variant() {
+  local name=$1
+  shift
+  rm -rf "/tmp/$name" && mkdir -p "/tmp/$name" && cp -r src "/tmp/$name/src"
+  while [ $# -ge 2 ]; do
+    local file=splitkv/kernels/$1
+    sed -i "$2" "/tmp/$name/src/$file"
+    if cmp -s "src/$file" "/tmp/$name/src/$file"; then
+      echo "src_variant $name: $1 unchanged"
+    else
+      diff "src/$file" "/tmp/$name/src/$file" | grep "^>"
+    fi
+    shift 2
+  done
 }
 
 pack_logs() {

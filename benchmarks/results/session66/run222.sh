@@ -6,10 +6,8 @@
 # "Session 66: predictions for run222".
 CALL_LIMIT=570
 source tools/device_call.sh
-rm -rf /tmp/w4ids && mkdir -p /tmp/w4ids && cp -r src /tmp/w4ids/src
-sed -i 's/^GATHER_IDS_AHEAD = gl.constexpr(False)/GATHER_IDS_AHEAD = gl.constexpr(True)/' \
-  /tmp/w4ids/src/splitkv/kernels/gathered_keys.py
-grep "^GATHER_WARPS\|^GATHER_IDS_AHEAD" /tmp/w4ids/src/splitkv/kernels/gathered_keys.py
+src_variant w4ids gathered_keys.py \
+  's/^GATHER_IDS_AHEAD = gl.constexpr(False)/GATHER_IDS_AHEAD = gl.constexpr(True)/'
 if grep -q H200 "$L/gpu_env.txt"; then
   fits 170 standing && bench standing 170 --rep-ms 20 --providers splitkv,triton-peer \
     --special --labels ragged 1x --heads 12 --qlen 1 2 4
