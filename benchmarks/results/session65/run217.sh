@@ -10,19 +10,14 @@
 # Predictions: docs/perf.md "Session 65: predictions for run217".
 CALL_LIMIT=560
 source tools/device_call.sh
-variant() {  # variant NAME [r24] [w4] [ids]: a copy of src/ at /tmp/NAME/src with the edits
-  rm -rf "/tmp/$1" && mkdir -p "/tmp/$1" && cp -r src "/tmp/$1/src"
-  local k=/tmp/$1/src/splitkv/kernels
-  case "$*" in *r24*) sed -i 's/\[232, PRODUCER_REGS\]/[232, COPY_PRODUCER_REGS]/' \
-    "$k/mla_warp_specialized.py" "$k/mla_warp_specialized_loop.py" ;; esac
-  case "$*" in *w4*) sed -i 's/^GATHER_WARPS = gl.constexpr(1)/GATHER_WARPS = gl.constexpr(4)/' \
-    "$k/gathered_keys.py" ;; esac
-  case "$*" in *ids*) sed -i 's/^GATHER_IDS_AHEAD = gl.constexpr(False)/GATHER_IDS_AHEAD = gl.constexpr(True)/' \
-    "$k/gathered_keys.py" ;; esac
-  grep -c "COPY_PRODUCER_REGS\]" "$k/mla_warp_specialized.py" "$k/mla_warp_specialized_loop.py"
-  grep "^GATHER_WARPS\|^GATHER_IDS_AHEAD" "$k/gathered_keys.py"
-}
-variant r24 r24; variant w4 w4; variant w4r24 r24 w4; variant ids ids; variant all r24 w4 ids
+# It ran in session 66 as session66/run219.sh (with the H200 standing first). The edits, made
+# by tools/device_call.sh's src_variant on a copy of src/:
+R24=(mla_warp_specialized.py 's/\[232, PRODUCER_REGS\]/[232, COPY_PRODUCER_REGS]/'
+     mla_warp_specialized_loop.py 's/\[232, PRODUCER_REGS\]/[232, COPY_PRODUCER_REGS]/')
+W4=(gathered_keys.py 's/^GATHER_WARPS = gl.constexpr(1)/GATHER_WARPS = gl.constexpr(4)/')
+IDS=(gathered_keys.py 's/^GATHER_IDS_AHEAD = gl.constexpr(False)/GATHER_IDS_AHEAD = gl.constexpr(True)/')
+src_variant r24 "${R24[@]}"; src_variant w4 "${W4[@]}"; src_variant w4r24 "${R24[@]}" "${W4[@]}"
+src_variant ids "${IDS[@]}"; src_variant all "${R24[@]}" "${W4[@]}" "${IDS[@]}"
 PYTHONPATH=/tmp/all/src:$PWD/tests timeout 120 python3 -m pytest tests/test_any_page_size.py \
   -m gpu -k "gathered" -n 8 -q -p no:cacheprovider > $L/pytest.txt 2>&1
 echo "pytest (all three) exit $? at ${SECONDS} s"; tail -n 15 $L/pytest.txt | grep -E "passed|failed|FAILED|Error"

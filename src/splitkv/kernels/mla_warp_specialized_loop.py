@@ -404,7 +404,7 @@ def mla_warp_specialized_loop_kernel(
                                PAGE_SIZE, PIECE_COST, QUERY_TMA, QLEN, EARLY_START,
                                EARLY_BLOCKS)),
             ],
-            [PRODUCER_WARPS],  # the producer: one warp of bulk copies, or gathers
+            [PRODUCER_WARPS],  # the producer: one warp of bulk copies, or GATHER_WARPS gathering
             [PRODUCER_REGS],  # and few registers, so the consumers keep theirs
         )
     # fmt: on
