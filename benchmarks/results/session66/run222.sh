@@ -4,7 +4,7 @@
 # (12 heads, pages 1 / 100 against 64, qlen 1 / 2 / 4); then on either GPU the page ids a block
 # ahead beside four producer warps (w4ids) against the tree. Predictions: docs/perf.md
 # "Session 66: predictions for run222".
-CALL_LIMIT=570
+CALL_LIMIT=${CALL_LIMIT:-570}
 source tools/device_call.sh
 src_variant w4ids gathered_keys.py \
   's/^GATHER_IDS_AHEAD = gl.constexpr(False)/GATHER_IDS_AHEAD = gl.constexpr(True)/'
