@@ -5,11 +5,11 @@ sm_90 on the CPU from a source tree (default: this checkout):
     python benchmarks/results/session66/partition_spills.py [--root TREE] [--page-size 100]
 
 A TREE with another constant: `mkdir /tmp/w1 && cp -r src tools /tmp/w1`, then edit it there
-(GATHER_WARPS 1, or GATHER_IDS_AHEAD True, in src/splitkv/kernels/gathered_keys.py).
+(GATHER_WARPS 1, or GATHER_IDS_LEAD 1, in src/splitkv/kernels/gathered_keys.py).
 The SASS is cut at each `USETMAXREG` (setmaxnreg): a segment's count is the register count set
 at its start. One producer warp against four, page 100: the default consumer at 0xd8 (216)
 spilled 15 / 17 against 14 / 16 STL / LDL, and the producer's segment at 0x38 (56) held 540
-against 260 instructions. Page 1, four warps with GATHER_IDS_AHEAD against without: the same
+against 260 instructions. Page 1, four warps with the ids a block ahead against without: the same
 spills, the producer's segment 245 against 239 instructions.
 """
 

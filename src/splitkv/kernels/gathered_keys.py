@@ -31,10 +31,12 @@ WARP_ROWS = gl.constexpr(8)  # key rows a warp copies a pass: one 8-row swizzle 
 # four against one: 128 heads x qlen 1 14-17% less time at page 1, 12-18% at page 100; 12
 # heads x qlen 4 at page 1 -6 to -8% (now level with page 100); 12 heads x qlen 1 level.
 GATHER_WARPS = gl.constexpr(4)
-# Whether the producer loads a block's page ids a block ahead, over the previous block's
-# copies, rather than over the wait for its buffer. With one producer warp it closed the same
-# page-1 gap at 12 heads x qlen 4 as four warps do (run219); beside four, untimed. Off.
-GATHER_IDS_AHEAD = gl.constexpr(False)
+# How many blocks ahead the producer loads a block's page ids: 0, over the wait for the
+# block's buffer; 1, over the previous block's copies; 2, over the previous two blocks'. At page
+# 1 each 32-key block's ids are a fresh 128-byte line of the table, a DRAM round trip before
+# its row copies can be issued. With one producer warp a lead of 1 closed the same page-1 gap
+# at 12 heads x qlen 4 as four warps do (run219); beside four, untimed (run222). 0.
+GATHER_IDS_LEAD = gl.constexpr(0)
 # The producer's threads, each arriving on a stage's barrier once its copies landed.
 GATHER_ARRIVALS = gl.constexpr(32 * GATHER_WARPS)
 # The producer's registers: few for bulk copies, more for a pass's row pointers.
@@ -62,21 +64,28 @@ def gather_key_blocks(pool, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages
     # thread's pieces compiled to ~15 instructions a copy, against the copies' ~3).
     latent: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [WARPS, 1], [1, 0])
     rope: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [WARPS, 1], [1, 0])
+    gl.static_assert(GATHER_IDS_LEAD <= 2, "page ids at most two blocks ahead")
     block_rows = gl.arange(0, BLOCK_N, ids_layout)
-    if GATHER_IDS_AHEAD:
+    if GATHER_IDS_LEAD >= 1:
         ids = block_page_ids(table_row, max_pages, first_key + block_rows, PAGE_SIZE)
+    if GATHER_IDS_LEAD == 2:
+        ids_after = block_page_ids(table_row, max_pages, first_key + BLOCK_N + block_rows,
+                                   PAGE_SIZE)  # fmt: skip
     for j in range(num_blocks):
         ring = ring_start + j
         stage = ring % NUM_STAGES
         keys = first_key + j * BLOCK_N + block_rows
-        if not GATHER_IDS_AHEAD:  # the block's ids first: their load overlaps the wait
+        if GATHER_IDS_LEAD == 0:  # the block's ids first: their load overlaps the wait
             ids = block_page_ids(table_row, max_pages, keys, PAGE_SIZE)
         mbarrier.wait(empty.index(stage), ((ring // NUM_STAGES) & 1) ^ 1, pred=ring >= NUM_STAGES)
         gl.thread_barrier()  # every thread done reading the last block's ids
         page_ids.store(ids)
         gl.thread_barrier()
-        if GATHER_IDS_AHEAD:  # the next block's, in flight over this block's copies
+        if GATHER_IDS_LEAD == 1:  # the next block's, in flight over this block's copies
             ids = block_page_ids(table_row, max_pages, keys + BLOCK_N, PAGE_SIZE)
+        if GATHER_IDS_LEAD == 2:  # the block after next's, over this and the next's copies
+            ids = ids_after
+            ids_after = block_page_ids(table_row, max_pages, keys + 2 * BLOCK_N, PAGE_SIZE)
         for r in gl.static_range(0, BLOCK_N, SUB_ROWS):
             key = first_key + j * BLOCK_N + r
             src, ok = key_rows(kv_ptr, page_ids, key, r, stride_page, stride_slot, num_pages, 0,
@@ -95,7 +104,7 @@ def gather_key_blocks(pool, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages
 @gluon.jit
 def block_page_ids(table_row, max_pages, keys, PAGE_SIZE: gl.constexpr):
     """The page ids of `keys` (a block's), an index past the table row clamped to its last
-    entry (a last block's tail, or the block after a piece's last: never read past the row)."""
+    entry (a last block's tail, or the blocks after a piece's last: never read past the row)."""
     return gl.load(table_row + gl.minimum(keys // PAGE_SIZE, max_pages - 1))
 
 
