@@ -108,6 +108,19 @@ def test_gathered_key_rows_compile_without_spills(page_size, block_q, qlen, loop
     assert report["setmaxnreg"] > 0 and report["wgmma"] > 0 and report["shared_kb"] <= 227
 
 
+@pytest.mark.parametrize("lead", [1, 2])
+def test_page_ids_ahead_compile_in_the_program_loop(lead):
+    # The gathering producer's page ids 1 or 2 blocks ahead (GATHER_IDS_LEAD, off by default
+    # until timed): issue 5's 12 heads x qlen 4 at page 1 in the balanced program loop still
+    # compiles, its copies as at lead 0, at most 8 bytes of stack (lead 0 and 2: none; lead 1:
+    # 8, docs/perf.md session 68).
+    report = compiled("--warp-specialized", "--page-size", "1", "--heads", "12", "--qlen", "4",
+                      "--block-q", "64", "--balanced-batch", "8",
+                      "--gather-ids-lead", str(lead))  # fmt: skip
+    assert report["gathered_copies"] * GATHER_WARPS.value == 144 and report["stack_bytes"] <= 8
+    assert report["setmaxnreg"] > 0 and report["wgmma"] > 0
+
+
 @pytest.mark.parametrize("page_size,heads,qlen,batch", [(64, 128, 1, 8), (8, 12, 4, 48),
                                                         (64, 12, 4, 8)])  # fmt: skip
 def test_warp_specialized_program_loop_compiles(page_size, heads, qlen, batch):

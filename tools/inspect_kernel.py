@@ -291,6 +291,16 @@ def report(kernel) -> dict:
     }
 
 
+def set_gather_ids_lead(lead: int) -> None:
+    """Compile this process's kernels with the gathering producer's page ids `lead` blocks
+    ahead: the module constant the kernels read when they compile (before the first)."""
+    from triton.experimental.gluon import language as gl
+
+    from splitkv.kernels import gathered_keys
+
+    gathered_keys.GATHER_IDS_LEAD = gl.constexpr(lead)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--block-h", type=int)
@@ -337,9 +347,15 @@ def main() -> None:
                         "merge programs a row")  # fmt: skip
     parser.add_argument("--alternate-blocks", action="store_true",
                         help="--warp-specialized: the 64-row consumers taking turns")  # fmt: skip
+    parser.add_argument("--gather-ids-lead", type=int, default=None, choices=(0, 1, 2),
+                        help="--warp-specialized: the gathering producer's page ids this many "
+                        "blocks ahead (kernels/gathered_keys.py's GATHER_IDS_LEAD; default: "
+                        "the module's)")  # fmt: skip
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()
+    if args.gather_ids_lead is not None:
+        set_gather_ids_lead(args.gather_ids_lead)
     if args.warp_specialized:
         kernel = compile_warp_specialized(args.page_size, args.heads, args.qlen, args.arch,
                                           args.balanced_batch, args.bf16_partials,

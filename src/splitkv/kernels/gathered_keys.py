@@ -35,7 +35,7 @@ GATHER_WARPS = gl.constexpr(4)
 # block's buffer; 1, over the previous block's copies; 2, over the previous two blocks'. At page
 # 1 each 32-key block's ids are a fresh 128-byte line of the table, a DRAM round trip before
 # its row copies can be issued. With one producer warp a lead of 1 closed the same page-1 gap
-# at 12 heads x qlen 4 as four warps do (run219); beside four, untimed (run222). 0.
+# at 12 heads x qlen 4 as four warps do (run219); beside four, untimed (run222): 0 for now.
 GATHER_IDS_LEAD = gl.constexpr(0)
 # The producer's threads, each arriving on a stage's barrier once its copies landed.
 GATHER_ARRIVALS = gl.constexpr(32 * GATHER_WARPS)
