@@ -3,9 +3,11 @@ warp-specialized MLA kernel at 128 heads x qlen 1 (the alternating consumers), c
 sm_90 on the CPU from a source tree (default: this checkout):
 
     python benchmarks/results/session66/partition_spills.py [--root TREE] [--page-size 100]
+        [--gather-ids-lead N]
 
 A TREE with another constant: `mkdir /tmp/w1 && cp -r src tools /tmp/w1`, then edit it there
-(GATHER_WARPS 1, or GATHER_IDS_LEAD 1, in src/splitkv/kernels/gathered_keys.py).
+(GATHER_WARPS 1 in src/splitkv/kernels/gathered_keys.py); the page ids' lead needs no copy
+(`--gather-ids-lead`, tools/inspect_kernel.py's `set_gather_ids_lead`).
 The SASS is cut at each `USETMAXREG` (setmaxnreg): a segment's count is the register count set
 at its start. One producer warp against four, page 100: the default consumer at 0xd8 (216)
 spilled 15 / 17 against 14 / 16 STL / LDL, and the producer's segment at 0x38 (56) held 540
@@ -20,10 +22,13 @@ from pathlib import Path
 parser = argparse.ArgumentParser()
 parser.add_argument("--root", default=str(Path(__file__).resolve().parents[3]))
 parser.add_argument("--page-size", type=int, default=100)
+parser.add_argument("--gather-ids-lead", type=int, default=None, choices=(0, 1, 2))
 args = parser.parse_args()
 sys.path.insert(0, str(Path(args.root) / "tools"))
 import inspect_kernel  # noqa: E402  (puts the tree's src/ on the path)
 
+if args.gather_ids_lead is not None:
+    inspect_kernel.set_gather_ids_lead(args.gather_ids_lead)
 kernel = inspect_kernel.compile_warp_specialized(
     page_size=args.page_size, heads=128, qlen=1, arch=90, alternate_blocks=True
 )
