@@ -7,21 +7,24 @@
 # w4ids first and took CALL_LIMIT from the command, so a call cut to the device time left
 # (`CALL_LIMIT=400 bash run222.sh`) still times the A/B; each part runs only if it fits.
 # Session 68 made the constant a lead in blocks (GATHER_IDS_LEAD: w4ids 1, w4ids2 2, the
-# ids two blocks ahead) and added w4ids2 at 128 heads after w4ids.
+# ids two blocks ahead) and added w4ids2 at 128 heads after w4ids. Session 69 put the H200
+# standing first: issue 5's figures on its GPU are unmeasured since session 34.
 CALL_LIMIT=${CALL_LIMIT:-570}
 source tools/device_call.sh
 src_variant w4ids gathered_keys.py 's/^GATHER_IDS_LEAD = gl.constexpr(0)/GATHER_IDS_LEAD = gl.constexpr(1)/'
 src_variant w4ids2 gathered_keys.py 's/^GATHER_IDS_LEAD = gl.constexpr(0)/GATHER_IDS_LEAD = gl.constexpr(2)/'
 W="--special --labels ragged 1x --heads 128 --qlen 1 --page-size 1 100 --providers splitkv --rep-ms 10"
 N="--special --labels ragged 1x --heads 12 --qlen 4 --page-size 1 100 --providers splitkv --rep-ms 10"
+if grep -q H200 "$L/gpu_env.txt"; then
+  fits 150 standing && bench standing 160 --rep-ms 20 --providers splitkv,triton-peer \
+    --special --labels ragged 1x --heads 12 --qlen 1 2 4
+fi
 fits 40 base_w && bench base_w 50 $W
 fits 40 w4ids_w && PYTHONPATH=/tmp/w4ids/src bench w4ids_w 50 $W
 fits 40 w4ids2_w && PYTHONPATH=/tmp/w4ids2/src bench w4ids2_w 50 $W
 fits 40 base_n && bench base_n 45 $N
 fits 40 w4ids_n && PYTHONPATH=/tmp/w4ids/src bench w4ids_n 45 $N
 if grep -q H200 "$L/gpu_env.txt"; then
-  fits 150 standing && bench standing 160 --rep-ms 20 --providers splitkv,triton-peer \
-    --special --labels ragged 1x --heads 12 --qlen 1 2 4
   fits 90 pages && bench pages 100 --special --labels ragged 1x --heads 12 --qlen 1 2 4 \
     --page-size 1 100 64 --providers splitkv --rep-ms 10
 fi
