@@ -8,7 +8,8 @@
 # (`CALL_LIMIT=400 bash run222.sh`) still times the A/B; each part runs only if it fits.
 # Session 68 made the constant a lead in blocks (GATHER_IDS_LEAD: w4ids 1, w4ids2 2, the
 # ids two blocks ahead) and added w4ids2 at 128 heads after w4ids. Session 69 put the H200
-# standing first: issue 5's figures on its GPU are unmeasured since session 34.
+# standing first (issue 5's figures on its GPU are unmeasured since session 34), and on a
+# short call (CALL_LIMIT under ~170) the qlen 4 standing alone in its place.
 CALL_LIMIT=${CALL_LIMIT:-570}
 source tools/device_call.sh
 src_variant w4ids gathered_keys.py 's/^GATHER_IDS_LEAD = gl.constexpr(0)/GATHER_IDS_LEAD = gl.constexpr(1)/'
@@ -16,8 +17,13 @@ src_variant w4ids2 gathered_keys.py 's/^GATHER_IDS_LEAD = gl.constexpr(0)/GATHER
 W="--special --labels ragged 1x --heads 128 --qlen 1 --page-size 1 100 --providers splitkv --rep-ms 10"
 N="--special --labels ragged 1x --heads 12 --qlen 4 --page-size 1 100 --providers splitkv --rep-ms 10"
 if grep -q H200 "$L/gpu_env.txt"; then
-  fits 150 standing && bench standing 160 --rep-ms 20 --providers splitkv,triton-peer \
-    --special --labels ragged 1x --heads 12 --qlen 1 2 4
+  if fits 150 standing; then
+    bench standing 160 --rep-ms 20 --providers splitkv,triton-peer \
+      --special --labels ragged 1x --heads 12 --qlen 1 2 4
+  elif fits 60 standing4; then  # a short call: the blocker (qlen 4) alone, no peer
+    bench standing4 70 --rep-ms 20 --providers splitkv --special --labels ragged 1x \
+      --heads 12 --qlen 4
+  fi
 fi
 fits 40 base_w && bench base_w 50 $W
 fits 40 w4ids_w && PYTHONPATH=/tmp/w4ids/src bench w4ids_w 50 $W
