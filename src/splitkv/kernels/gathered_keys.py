@@ -35,8 +35,11 @@ GATHER_WARPS = gl.constexpr(4)
 # block's buffer; 1, over the previous block's copies; 2, over the previous two blocks'. At page
 # 1 each 32-key block's ids are a fresh 128-byte line of the table, a DRAM round trip before
 # its row copies can be issued. With one producer warp a lead of 1 closed the same page-1 gap
-# at 12 heads x qlen 4 as four warps do (run219); beside four, untimed (run222): 0 for now.
-GATHER_IDS_LEAD = gl.constexpr(0)
+# at 12 heads x qlen 4 as four warps do (run219). Beside four warps on an H100 (docs/perf.md
+# session 71, run222/225/226, six calls each): 128 heads x qlen 1 at page 1 ragged median
+# 286.5 -> 269 us (-6%), one-long 329.5 -> 322 (-2%); page 100 and 12 heads level. A lead of
+# 2 gave back most of the ragged gain (278.2 us).
+GATHER_IDS_LEAD = gl.constexpr(1)
 # The producer's threads, each arriving on a stage's barrier once its copies landed.
 GATHER_ARRIVALS = gl.constexpr(32 * GATHER_WARPS)
 # The producer's registers: few for bulk copies, more for a pass's row pointers.
