@@ -110,8 +110,8 @@ def test_gathered_key_rows_compile_without_spills(page_size, block_q, qlen, loop
 
 @pytest.mark.parametrize("lead", [1, 2])
 def test_page_ids_ahead_compile_in_the_program_loop(lead):
-    # The gathering producer's page ids 1 or 2 blocks ahead (GATHER_IDS_LEAD, off by default
-    # until timed): issue 5's 12 heads x qlen 4 at page 1 in the balanced program loop still
+    # The gathering producer's page ids 1 or 2 blocks ahead (GATHER_IDS_LEAD, 1 by default on
+    # pages under 8 keys): issue 5's 12 heads x qlen 4 at page 1 in the balanced program loop still
     # compiles, its copies as at lead 0, at most 8 bytes of stack (lead 0 and 2: none; lead 1:
     # 8, docs/perf.md session 68).
     report = compiled("--warp-specialized", "--page-size", "1", "--heads", "12", "--qlen", "4",
@@ -119,6 +119,20 @@ def test_page_ids_ahead_compile_in_the_program_loop(lead):
                       "--gather-ids-lead", str(lead))  # fmt: skip
     assert report["gathered_copies"] * GATHER_WARPS.value == 144 and report["stack_bytes"] <= 8
     assert report["setmaxnreg"] > 0 and report["wgmma"] > 0
+
+
+@pytest.mark.parametrize("page_size,lead_applies", [(1, True), (100, False)])
+def test_page_ids_lead_only_on_small_pages(page_size, lead_applies):
+    # The lead holds on pages under GATHER_IDS_LEAD_PAGES_UNDER keys (page 1: -6% at 128 heads
+    # on an H100), not on larger gathered pages (page 100's one-long batch ran slower with it;
+    # docs/perf.md session 71): the default compiles as lead 1 at page 1, as lead 0 at page 100
+    # (128 heads' alternating consumers: 4,296 against 4,288 instructions at page 1; at page
+    # 100 4,312 both, 4,320 with the lead on every page).
+    args = ("--warp-specialized", "--alternate-blocks", "--page-size", str(page_size),
+            "--heads", "128", "--qlen", "1")  # fmt: skip
+    default = compiled(*args)["sass_instructions"]
+    lead_0 = compiled(*args, "--gather-ids-lead", "0")["sass_instructions"]
+    assert (default != lead_0) == lead_applies
 
 
 @pytest.mark.parametrize("page_size,heads,qlen,batch", [(64, 128, 1, 8), (8, 12, 4, 48),

@@ -286,6 +286,7 @@ def report(kernel) -> dict:
         # C7512 "Potential Performance Loss"; docs/perf.md v0.2.19).
         "wgmma_waits": sum("WARPGROUP.DEPBAR" in ins for ins in sass),
         "mma_sync": ptx.count("mma.sync"),
+        "sass_instructions": len(sass),
         "release_atomics": len(re.findall(r"atom\.global\.gpu\.release", ptx)),
         "kv_blocks_in_flight": int(buffers[0]) if buffers else 0,
     }
@@ -349,8 +350,9 @@ def main() -> None:
                         help="--warp-specialized: the 64-row consumers taking turns")  # fmt: skip
     parser.add_argument("--gather-ids-lead", type=int, default=None, choices=(0, 1, 2),
                         help="--warp-specialized: the gathering producer's page ids this many "
-                        "blocks ahead (kernels/gathered_keys.py's GATHER_IDS_LEAD; default: "
-                        "the module's)")  # fmt: skip
+                        "blocks ahead on pages under GATHER_IDS_LEAD_PAGES_UNDER keys "
+                        "(kernels/gathered_keys.py's GATHER_IDS_LEAD; default: the "
+                        "module's)")  # fmt: skip
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args()

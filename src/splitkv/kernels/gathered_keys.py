@@ -34,12 +34,17 @@ GATHER_WARPS = gl.constexpr(4)
 # How many blocks ahead the producer loads a block's page ids: 0, over the wait for the
 # block's buffer; 1, over the previous block's copies; 2, over the previous two blocks'. At page
 # 1 each 32-key block's ids are a fresh 128-byte line of the table, a DRAM round trip before
-# its row copies can be issued. With one producer warp a lead of 1 closed the same page-1 gap
-# at 12 heads x qlen 4 as four warps do (run219). Beside four warps on an H100 (docs/perf.md
-# session 71, run222/225/226, six calls each): 128 heads x qlen 1 at page 1 ragged median
-# 286.5 -> 269 us (-6%), one-long 329.5 -> 322 (-2%); page 100 and 12 heads level. A lead of
-# 2 gave back most of the ragged gain (278.2 us).
+# its row copies can be issued; at page 100 a line serves ~100 blocks. With one producer warp a
+# lead of 1 closed the same page-1 gap at 12 heads x qlen 4 as four warps do (run219). Beside
+# four warps on an H100 (docs/perf.md session 71; run222, run225 and run226, six calls a lead):
+# 128 heads x qlen 1 at page 1 ragged median 286.5 -> 269.3 us (-6%), one-long 329.5 -> 322.2
+# (-2%); at page 100 ragged level but one-long 304.8 -> 318.8 (+4.6%, in a 302-325 us band
+# both leads share); 12 heads level at both. A lead of 2 gave back most of page 1's gain. So
+# the lead applies to pages under GATHER_IDS_LEAD_PAGES_UNDER keys (a fresh line every few
+# blocks), and the larger gathered pages (12, 100: an odd factor over a power of two under 8)
+# load at the wait, as before; pages 2-7 and the cut itself are untimed.
 GATHER_IDS_LEAD = gl.constexpr(1)
+GATHER_IDS_LEAD_PAGES_UNDER = gl.constexpr(8)
 # The producer's threads, each arriving on a stage's barrier once its copies landed.
 GATHER_ARRIVALS = gl.constexpr(32 * GATHER_WARPS)
 # The producer's registers: few for bulk copies, more for a pass's row pointers.
@@ -68,25 +73,26 @@ def gather_key_blocks(pool, k_lo, k_hi, k_pe, ready, empty, table_row, max_pages
     latent: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [WARPS, 1], [1, 0])
     rope: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [WARPS, 1], [1, 0])
     gl.static_assert(GATHER_IDS_LEAD <= 2, "page ids at most two blocks ahead")
+    LEAD: gl.constexpr = GATHER_IDS_LEAD if PAGE_SIZE < GATHER_IDS_LEAD_PAGES_UNDER else 0
     block_rows = gl.arange(0, BLOCK_N, ids_layout)
-    if GATHER_IDS_LEAD >= 1:
+    if LEAD >= 1:
         ids = block_page_ids(table_row, max_pages, first_key + block_rows, PAGE_SIZE)
-    if GATHER_IDS_LEAD == 2:
+    if LEAD == 2:
         ids_after = block_page_ids(table_row, max_pages, first_key + BLOCK_N + block_rows,
                                    PAGE_SIZE)  # fmt: skip
     for j in range(num_blocks):
         ring = ring_start + j
         stage = ring % NUM_STAGES
         keys = first_key + j * BLOCK_N + block_rows
-        if GATHER_IDS_LEAD == 0:  # the block's ids first: their load overlaps the wait
+        if LEAD == 0:  # the block's ids first: their load overlaps the wait
             ids = block_page_ids(table_row, max_pages, keys, PAGE_SIZE)
         mbarrier.wait(empty.index(stage), ((ring // NUM_STAGES) & 1) ^ 1, pred=ring >= NUM_STAGES)
         gl.thread_barrier()  # every thread done reading the last block's ids
         page_ids.store(ids)
         gl.thread_barrier()
-        if GATHER_IDS_LEAD == 1:  # the next block's, in flight over this block's copies
+        if LEAD == 1:  # the next block's, in flight over this block's copies
             ids = block_page_ids(table_row, max_pages, keys + BLOCK_N, PAGE_SIZE)
-        if GATHER_IDS_LEAD == 2:  # the block after next's, over this and the next's copies
+        if LEAD == 2:  # the block after next's, over this and the next's copies
             ids = ids_after
             ids_after = block_page_ids(table_row, max_pages, keys + 2 * BLOCK_N, PAGE_SIZE)
         for r in gl.static_range(0, BLOCK_N, SUB_ROWS):
