@@ -41,8 +41,8 @@ GATHER_WARPS = gl.constexpr(4)
 # (-2%); at page 100 ragged level but one-long 304.8 -> 318.8 (+4.6%, in a 302-325 us band
 # both leads share); 12 heads level at both. A lead of 2 gave back most of page 1's gain. So
 # the lead applies to pages under GATHER_IDS_LEAD_PAGES_UNDER keys (a fresh line every few
-# blocks), and the larger gathered pages (12, 100: an odd factor over a power of two under 8)
-# load at the wait, as before; pages 2-7 and the cut itself are untimed.
+# blocks), and the larger gathered pages (12, 100, ...: an odd factor times a power of two
+# under 8) load at the wait, as before; pages 2-7 and the cut itself are untimed.
 GATHER_IDS_LEAD = gl.constexpr(1)
 GATHER_IDS_LEAD_PAGES_UNDER = gl.constexpr(8)
 # The producer's threads, each arriving on a stage's barrier once its copies landed.
