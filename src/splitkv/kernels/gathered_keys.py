@@ -36,7 +36,7 @@ GATHER_WARPS = gl.constexpr(4)
 # 1 each 32-key block's ids are a fresh 128-byte line of the table, a DRAM round trip before
 # its row copies can be issued; at page 100 a line serves ~100 blocks. With one producer warp a
 # lead of 1 closed the same page-1 gap at 12 heads x qlen 4 as four warps do (run219). Beside
-# four warps on an H100 (docs/perf.md session 71; run222, run225 and run226, six calls a lead):
+# four warps on an H100 (docs/perf.md session 71; run222, run225 and run226, six runs a lead):
 # 128 heads x qlen 1 at page 1 ragged median 286.5 -> 269.3 us (-6%), one-long 329.5 -> 322.2
 # (-2%); at page 100 ragged level but one-long 304.8 -> 318.8 (+4.6%, in a 302-325 us band
 # both leads share); 12 heads level at both. A lead of 2 gave back most of page 1's gain. So
