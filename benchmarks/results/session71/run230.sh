@@ -1,4 +1,5 @@
-# Session 71 (not run: the one call for it got no machine; for session 72): is lead 1's page-100
+# Session 71 (its first call got no machine; a second at 08:53 ran one round, `CALL_LIMIT=95`,
+# run230/; session 72 runs all three): is lead 1's page-100
 # one-long loss (run222/225/226 medians 304.8 -> 318.8 us) real, and where between page 1 (lead
 # 1 -6% ragged) and page 100 does the lead stop paying? 128 heads x qlen 1 at gathered pages 4,
 # 12 and 100, lead 0 (lead0) against lead 1 at every page size (leadall), interleaved, three
