@@ -141,6 +141,23 @@ def test_prefetch_and_merge_tilings(dtype, device):
         run_and_check(case, balanced_plan(RAGGED, 4, 5, dtype=dtype, device=device, **knobs))
 
 
+@pytest.mark.parametrize("merge_rows,merge_d_split,num_programs", [(2, 4, 3), (8, 2, 13)])
+def test_mla_merge_several_rows_a_program(merge_rows, merge_d_split, num_programs, dtype, device):
+    # MLA's default merge folds one row a program; `merge_rows` (GQA's default past a wave)
+    # is a knob for MLA too (kernels/merge_rows.py; timed on MLA in docs/perf.md session 72,
+    # run236). Rows of 1-2 partials beside rows of many, partial tiles of 8 (the long rows in
+    # several steps), stale NaN in every slot.
+    lengths = [max(n, 2) if n else 0 for n in RAGGED]
+    case = random_mla_case(lengths, 4, qlen=2, page_size=16, dtype=dtype, device=device)
+    plan = balanced_plan(lengths, 4, num_programs, qlen=2, dtype=dtype, device=device,
+                         merge_rows=merge_rows, merge_d_split=merge_d_split,
+                         merge_block_s=8)  # fmt: skip
+    assert (plan.merge_rows, plan.merge_d_split) == (merge_rows, merge_d_split)
+    plan.workspace.partial_o.fill_(float("nan"))
+    plan.workspace.partial_lse.fill_(float("nan"))
+    run_and_check(case, plan)
+
+
 def test_matches_the_uniform_schedule(dtype, device):
     case = random_mla_case(RAGGED, 4, page_size=16, dtype=dtype, device=device)
     balanced = run_and_check(case, balanced_plan(RAGGED, 4, 9, dtype=dtype, device=device))
