@@ -40,13 +40,13 @@ GATHER_WARPS = gl.constexpr(4)
 # 128 heads x qlen 1 at page 1 ragged median 286.5 -> 269.3 us (-6%), one-long 329.5 -> 322.2
 # (-2%); at page 100 ragged level but one-long 304.8 -> 318.8 (+4.6%, in a 302-325 us band
 # both leads share); 12 heads level at both. A lead of 2 gave back most of page 1's gain
-# (one run). Every gathered page from 2 to 12 and page 100 against lead 0 (session 72, run231-
+# (one run). Gathered pages 2-7, 12 and 100 against lead 0 (session 72, run231-
 # 233, two to six runs a variant): pages 2-4 (8 or more ids a block) ragged -5 to -7%,
 # one-long -4 to -5%, every run faster; pages 5, 6, 7, 12 and 100 level in both rows (their
 # lead-0 times already those of the large pages), page 100's loss above not repeated. So the
-# lead applies to pages under GATHER_IDS_LEAD_PAGES_UNDER keys, where it gains, and the
-# larger gathered pages (12, 100, ...: an odd factor times a power of two under 8) load at
-# the wait, as before: level there, and a shorter producer.
+# lead applies to pages under GATHER_IDS_LEAD_PAGES_UNDER keys (a gain at 1-4, level at 5-7),
+# and the larger gathered pages (12, 100, ...: an odd factor times a power of two under 8)
+# load at the wait, as before: level there, with a shorter producer.
 GATHER_IDS_LEAD = gl.constexpr(1)
 GATHER_IDS_LEAD_PAGES_UNDER = gl.constexpr(8)
 # The producer's threads, each arriving on a stage's barrier once its copies landed.
