@@ -110,10 +110,10 @@ def test_gathered_key_rows_compile_without_spills(page_size, block_q, qlen, loop
 
 @pytest.mark.parametrize("lead", [1, 2])
 def test_page_ids_ahead_compile_in_the_program_loop(lead):
-    # The gathering producer's page ids 1 or 2 blocks ahead (GATHER_IDS_LEAD, 1 by default on
-    # pages under 8 keys): issue 5's 12 heads x qlen 4 at page 1 in the balanced program loop still
-    # compiles, its copies as at lead 0, at most 8 bytes of stack (lead 0 and 2: none; lead 1:
-    # 8, docs/perf.md session 68).
+    # The gathering producer's page ids 1 or 2 blocks ahead (GATHER_IDS_LEAD, 1 by default
+    # on pages under 8 keys): issue 5's 12 heads x qlen 4 at page 1 in the balanced program
+    # loop still compiles, its copies as at lead 0, at most 8 bytes of stack (lead 0 and 2:
+    # none; lead 1: 8, docs/perf.md session 68).
     report = compiled("--warp-specialized", "--page-size", "1", "--heads", "12", "--qlen", "4",
                       "--block-q", "64", "--balanced-batch", "8",
                       "--gather-ids-lead", str(lead))  # fmt: skip
@@ -124,10 +124,11 @@ def test_page_ids_ahead_compile_in_the_program_loop(lead):
 @pytest.mark.parametrize("page_size,lead_applies", [(1, True), (100, False)])
 def test_page_ids_lead_only_on_small_pages(page_size, lead_applies):
     # The lead holds on pages under GATHER_IDS_LEAD_PAGES_UNDER keys (page 1: -6% at 128 heads
-    # on an H100), not on larger gathered pages (page 100's one-long batch ran slower with it;
-    # docs/perf.md session 71): the default compiles as lead 1 at page 1, as lead 0 at page 100
-    # (128 heads' alternating consumers: 4,296 against 4,288 instructions at page 1; at page
-    # 100 4,312 both, 4,320 with the lead on every page).
+    # on an H100, session 71; pages 2-4 -5 to -7%, session 72), not on larger gathered pages
+    # (pages 12 and 100 timed level with it, docs/perf.md session 72, and lead 0's producer is
+    # shorter): the default compiles as lead 1 at page 1, as lead 0 at page 100 (128 heads'
+    # alternating consumers: 4,296 against 4,288 instructions at page 1; at page 100 4,312
+    # both, 4,320 with the lead on every page).
     args = ("--warp-specialized", "--alternate-blocks", "--page-size", str(page_size),
             "--heads", "128", "--qlen", "1")  # fmt: skip
     default = compiled(*args)["sass_instructions"]
