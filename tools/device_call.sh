@@ -14,6 +14,9 @@
 #   src_variant NAME FILE SED [FILE SED ...]  a copy of src/ at /tmp/NAME/src with each sed
 #             expression applied to its file (a path under src/splitkv/kernels/), each edit's
 #             changed lines printed (an A/B of a compile-time constant: PYTHONPATH=/tmp/NAME/src)
+#   issue5_on_h200  where the call got an H200: issue 5's standing (12 heads, page 64, qlen
+#             1 / 2 / 4, the Triton peer beside it) and the shared-prefix batches (~300 s),
+#             the figures the issue is judged on; nothing on another GPU
 #   pack_logs  $L as $OUT/logs.tgz: the device tool returns at most 8 files a call
 set -o pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
@@ -65,6 +68,14 @@ src_variant() {
     fi
     shift 2
   done
+}
+
+issue5_on_h200() {
+  grep -q H200 "$L/gpu_env.txt" || return 0
+  fits 150 standing && bench standing 170 --rep-ms 20 --providers splitkv,triton-peer \
+    --special --labels ragged 1x --heads 12 --qlen 1 2 4
+  fits 110 prefix && bench prefix 130 --rep-ms 20 --providers splitkv,splitkv-prefix \
+    --special --labels 8x327600 48 --heads 12 --qlen 1
 }
 
 pack_logs() {
