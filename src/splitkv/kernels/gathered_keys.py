@@ -43,10 +43,12 @@ GATHER_WARPS = gl.constexpr(4)
 # (one run). Gathered pages 2-7, 12 and 100 against lead 0 (session 72, run231-
 # 233, two to six runs a variant): pages 2-4 (8 or more ids a block) ragged -5 to -7%,
 # one-long -4 to -5%, every run faster; pages 5, 6, 7, 12 and 100 level in both rows (their
-# lead-0 times already those of the large pages), page 100's loss above not repeated. So the
-# lead applies to pages under GATHER_IDS_LEAD_PAGES_UNDER keys (a gain at 1-4, level at 5-7),
-# and the larger gathered pages (12, 100, ...: an odd factor times a power of two under 8)
-# load at the wait, as before: level there, with a shorter producer.
+# lead-0 times already those of the large pages), page 100's loss above not repeated; pages
+# 9, 10, 11 and 14 with the lead against without (session 73, run237, two runs a variant):
+# level, every time in the band both share. So the lead applies to pages under
+# GATHER_IDS_LEAD_PAGES_UNDER keys (a gain at 1-4, level at 5-7), and the larger gathered
+# pages (9-14, 100, ...: an odd factor times a power of two under 8) load at the wait, as
+# before: level there, with a shorter producer.
 GATHER_IDS_LEAD = gl.constexpr(1)
 GATHER_IDS_LEAD_PAGES_UNDER = gl.constexpr(8)
 # The producer's threads, each arriving on a stage's barrier once its copies landed.
