@@ -158,6 +158,20 @@ def test_mla_merge_several_rows_a_program(merge_rows, merge_d_split, num_program
     run_and_check(case, plan)
 
 
+def test_mla_merge_in_tiles_of_16_partials(dtype, device):
+    # One row a program folding 16 partials a step (the default 64 takes 168 registers a
+    # one-warp program on sm_90, 16 takes 63: docs/perf.md session 73, run238): the 1,200-key
+    # request's rows fold 19 partials in two steps, the short rows theirs in the small tile,
+    # stale NaN in every slot.
+    lengths = [1, 63, 0, 1200, 2, 129]
+    case = random_mla_case(lengths, 4, page_size=16, dtype=dtype, device=device)
+    plan = balanced_plan(lengths, 4, 24, dtype=dtype, device=device, merge_block_s=16)
+    assert (plan.merge_rows, plan.merge_block_s) == (1, 16)
+    plan.workspace.partial_o.fill_(float("nan"))
+    plan.workspace.partial_lse.fill_(float("nan"))
+    run_and_check(case, plan)
+
+
 def test_matches_the_uniform_schedule(dtype, device):
     case = random_mla_case(RAGGED, 4, page_size=16, dtype=dtype, device=device)
     balanced = run_and_check(case, balanced_plan(RAGGED, 4, 9, dtype=dtype, device=device))
