@@ -47,8 +47,8 @@ GATHER_WARPS = gl.constexpr(4)
 # 9, 10, 11 and 14 with the lead against without (session 73, run237, two runs a variant):
 # level, every time in the band both share. So the lead applies to pages under
 # GATHER_IDS_LEAD_PAGES_UNDER keys (a gain at 1-4, level at 5-7), and the larger gathered
-# pages (9-14, 100, ...: an odd factor times a power of two under 8) load at the wait, as
-# before: level there, with a shorter producer.
+# pages (9 and up, an odd factor times a power of two under 8; 9-12, 14 and 100 timed) load
+# at the wait, as before: level there, with a shorter producer.
 GATHER_IDS_LEAD = gl.constexpr(1)
 GATHER_IDS_LEAD_PAGES_UNDER = gl.constexpr(8)
 # The producer's threads, each arriving on a stage's barrier once its copies landed.
