@@ -32,6 +32,13 @@ def run_and_check(case, plan):
     return out, lse
 
 
+def fill_partials_with_nan(plan):
+    """Stale NaN in every partial slot: a slot the merge reads that stage 1 did not write
+    poisons the output."""
+    plan.workspace.partial_o.fill_(float("nan"))
+    plan.workspace.partial_lse.fill_(float("nan"))
+
+
 @pytest.mark.parametrize("program_loop", [False, True])
 @pytest.mark.parametrize("num_programs", [1, 2, 5, 13, 64])
 def test_ragged_batch_any_program_count(num_programs, program_loop, dtype, device):
@@ -42,8 +49,7 @@ def test_ragged_batch_any_program_count(num_programs, program_loop, dtype, devic
                          program_loop=program_loop)  # fmt: skip
     # Stale NaN in every slot: the merge may only read slots this call wrote (idle programs
     # mark theirs with lse -inf).
-    plan.workspace.partial_o.fill_(float("nan"))
-    plan.workspace.partial_lse.fill_(float("nan"))
+    fill_partials_with_nan(plan)
     # Stale program ranges too: stage 1 rewrites those of every request with keys, and the
     # merge ignores them for the empty one (length 0 in RAGGED).
     plan.workspace.piece_ranges.copy_(torch.tensor([[10**6, -(10**6)]]).expand(len(RAGGED), 2))
@@ -61,8 +67,7 @@ def test_program_loop_with_a_piece_cost(piece_cost, num_programs, dtype, device)
     plan = balanced_plan(lengths, 4, num_programs, qlen=2, dtype=dtype, device=device,
                          program_loop=True, piece_cost=piece_cost)  # fmt: skip
     assert plan.piece_cost == piece_cost
-    plan.workspace.partial_o.fill_(float("nan"))
-    plan.workspace.partial_lse.fill_(float("nan"))
+    fill_partials_with_nan(plan)
     plan.workspace.piece_ranges.fill_(-(10**6))
     run_and_check(case, plan)
 
@@ -153,8 +158,7 @@ def test_mla_merge_several_rows_a_program(merge_rows, merge_d_split, num_program
                          merge_rows=merge_rows, merge_d_split=merge_d_split,
                          merge_block_s=8)  # fmt: skip
     assert (plan.merge_rows, plan.merge_d_split) == (merge_rows, merge_d_split)
-    plan.workspace.partial_o.fill_(float("nan"))
-    plan.workspace.partial_lse.fill_(float("nan"))
+    fill_partials_with_nan(plan)
     run_and_check(case, plan)
 
 
@@ -167,8 +171,7 @@ def test_mla_merge_in_tiles_of_16_partials(dtype, device):
     case = random_mla_case(lengths, 4, page_size=16, dtype=dtype, device=device)
     plan = balanced_plan(lengths, 4, 24, dtype=dtype, device=device, merge_block_s=16)
     assert (plan.merge_rows, plan.merge_block_s) == (1, 16)
-    plan.workspace.partial_o.fill_(float("nan"))
-    plan.workspace.partial_lse.fill_(float("nan"))
+    fill_partials_with_nan(plan)
     run_and_check(case, plan)
 
 
@@ -196,8 +199,7 @@ def test_fewer_requests_than_the_plan(dtype, device):
     # The grid and the slot layout follow the call's batch (num_programs + batch slots per row),
     # so a plan for 8 requests serves 3 with stale NaN in the unused part of the workspace.
     plan = balanced_plan(RAGGED, 4, 7, dtype=dtype, device=device)
-    plan.workspace.partial_o.fill_(float("nan"))
-    plan.workspace.partial_lse.fill_(float("nan"))
+    fill_partials_with_nan(plan)
     case = random_mla_case([300, 0, 17], 4, page_size=16, dtype=dtype, device=device)
     run_and_check(case, plan)
 
@@ -234,8 +236,7 @@ def test_gqa_balanced(window_left, num_programs, merge_rows, dtype, device):
         num_programs=num_programs,
         merge_rows=merge_rows,  # a merge program folds that many of a request's 16 rows
     )
-    plan.workspace.partial_o.fill_(float("nan"))
-    plan.workspace.partial_lse.fill_(float("nan"))
+    fill_partials_with_nan(plan)
     features = {"window_left": window_left, "logit_cap": 20.0, "sinks": case.sinks}
     out, lse = splitkv.gqa_decode(*case.args, plan=plan, validate=True, **features)
     check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args, **features))
@@ -288,8 +289,7 @@ def test_every_row_written_over_stale_buffers(num_programs, qlen, program_loop, 
     case = random_mla_case(lengths, 4, qlen=qlen, page_size=16, dtype=dtype, device=device)
     plan = balanced_plan(lengths, 4, num_programs, qlen=qlen, dtype=dtype, device=device,
                          program_loop=program_loop)  # fmt: skip
-    plan.workspace.partial_o.fill_(float("nan"))
-    plan.workspace.partial_lse.fill_(float("nan"))
+    fill_partials_with_nan(plan)
     out = torch.full((len(lengths), qlen, 4, 512), float("nan"), dtype=dtype, device=device)
     lse = torch.full((len(lengths), qlen, 4), float("nan"), device=device)
     splitkv.mla_decode(*case.args, plan=plan, out=out, lse=lse)

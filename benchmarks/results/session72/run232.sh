@@ -6,12 +6,7 @@
 # predictions for run232". ~520 s on an H200, ~150 s on an H100.
 CALL_LIMIT=${CALL_LIMIT:-570}
 source tools/device_call.sh
-if grep -q H200 "$L/gpu_env.txt"; then
-  fits 150 standing && bench standing 170 --rep-ms 20 --providers splitkv,triton-peer \
-    --special --labels ragged 1x --heads 12 --qlen 1 2 4
-  fits 110 prefix && bench prefix 130 --rep-ms 20 --providers splitkv,splitkv-prefix \
-    --special --labels 8x327600 48 --heads 12 --qlen 1
-fi
+issue5_on_h200  # tools/device_call.sh since session 73: the commands this call ran inline
 src_variant lead0 gathered_keys.py 's/^GATHER_IDS_LEAD = gl.constexpr(1)/GATHER_IDS_LEAD = gl.constexpr(0)/'
 W="--special --labels ragged 1x --heads 128 --qlen 1 --page-size 2 3 6 --providers splitkv --rep-ms 10"
 for r in 1 2 3; do

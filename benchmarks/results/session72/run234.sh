@@ -6,12 +6,7 @@
 # predictions for run234". ~420 s on an H200, ~130 s on an H100.
 CALL_LIMIT=${CALL_LIMIT:-570}
 source tools/device_call.sh
-if grep -q H200 "$L/gpu_env.txt"; then
-  fits 150 standing && bench standing 170 --rep-ms 20 --providers splitkv,triton-peer \
-    --special --labels ragged 1x --heads 12 --qlen 1 2 4
-  fits 110 prefix && bench prefix 130 --rep-ms 20 --providers splitkv,splitkv-prefix \
-    --special --labels 8x327600 48 --heads 12 --qlen 1
-fi
+issue5_on_h200  # tools/device_call.sh since session 73: the commands this call ran inline
 fits 90 gqa_standing && bench gqa_standing 110 --rep-ms 20 --kind gqa --providers splitkv,triton-peer \
   --special --labels ragged 1x131072 --models llama3-8b gpt-oss llama3-70b-tp8
 pack_logs

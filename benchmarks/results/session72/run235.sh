@@ -6,12 +6,8 @@
 # predictions for run235". ~330 s on an H200, ~50 s on an H100.
 CALL_LIMIT=${CALL_LIMIT:-570}
 source tools/device_call.sh
-if grep -q H200 "$L/gpu_env.txt"; then
-  fits 150 standing && bench standing 170 --rep-ms 20 --providers splitkv,triton-peer \
-    --special --labels ragged 1x --heads 12 --qlen 1 2 4
-  fits 110 prefix && bench prefix 130 --rep-ms 20 --providers splitkv,splitkv-prefix \
-    --special --labels 8x327600 48 --heads 12 --qlen 1
-else
+# issue5_on_h200: tools/device_call.sh since session 73, the commands this call ran inline
+if ! issue5_on_h200; then
   fits 40 merge_q4 && bench merge_q4 60 --rep-ms 20 --merge-time --providers splitkv \
     --special --labels ragged 1x --heads 12 --qlen 1 4
 fi
