@@ -6,9 +6,7 @@
 # heads, ragged and one-long, `--merge-time`, two rounds interleaved:
 #   r8s16: 8 rows, 16 partials a step, 4 warps (96 registers; one-long qlen 4: 2,304 programs)
 #   r8s32: 8 rows, 32 a step, 4 warps (179 registers)
-#   r16s16: 16 rows, 16 a step, 8 warps (100 registers; 1,152 programs; qlen 4 only: 16
-#   rows do not divide qlen 2's 24)
-# Predictions: docs/perf.md "Session 74: predictions for run239". ~170 s on an H100.
+# Predictions: docs/perf.md "Session 74: predictions for run239". ~140 s on an H100.
 CALL_LIMIT=${CALL_LIMIT:-570}
 source tools/device_call.sh
 issue5_on_h200
@@ -17,6 +15,5 @@ for r in 1 2; do
   fits 30 base_$r && bench base_$r 60 $M --qlen 2 4
   fits 30 r8s16_$r && bench r8s16_$r 60 $M --qlen 2 4 --merge-rows 8 --merge-block-s 16 --merge-num-warps 4
   fits 30 r8s32_$r && bench r8s32_$r 60 $M --qlen 2 4 --merge-rows 8 --merge-block-s 32 --merge-num-warps 4
-  fits 20 r16s16_$r && bench r16s16_$r 40 $M --qlen 4 --merge-rows 16 --merge-block-s 16 --merge-num-warps 8
 done
 pack_logs
