@@ -237,6 +237,15 @@ def main() -> None:
             out, lse = splitkv.mla_decode(*case.args, plan=walk, validate=True)
             check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
             splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=walk)
+        # The merge sized by partials (merge_long_partials): requests of more than 2 one row a
+        # program, the rest 4 rows a program.
+        by_length = splitkv.plan_decode(
+            len(lengths), 4160, 12, device=dev, schedule="balanced", num_programs=programs,
+            merge_long_partials=2, merge_rows=4,
+        )  # fmt: skip
+        out, lse = splitkv.mla_decode(*case.args, plan=by_length, validate=True)
+        check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+        splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=by_length)
     # merge_streams: stage 1's split flags and the merge folding as they go up, on the Gluon
     # and the Triton stage 1, corrupt lengths too (clamped alike in both stages, so the merge
     # waits only for flags stage 1 raises).
@@ -335,11 +344,13 @@ def main() -> None:
     for page_size, heads in [(1, (8, 1, 128)), (256, (64, 8, 64))]:
         gqa_default_then_corrupt(ragged, heads, page_size, dev, {"schedule": "balanced"},
                                  {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})  # fmt: skip
-    # Merge programs of several rows (merge_rows): balanced rows with sinks 8 a program,
+    # Merge programs of several rows (merge_rows): balanced rows with sinks 8 a program (the
+    # third case: a request of more than 2 partials one row a program, merge_long_partials),
     # uniform splits 4 a program; checked, then with corrupt lengths and page ids.
     for (q_heads, kv_heads, dim), knobs in [
         ((64, 8, 64), {"schedule": "balanced", "merge_rows": 8}),
         ((32, 8, 128), {"schedule": "uniform", "num_splits": 4, "merge_rows": 4}),
+        ((64, 8, 64), {"schedule": "balanced", "merge_rows": 8, "merge_long_partials": 2}),
     ]:
         gqa = random_gqa_case(ragged, q_heads, kv_heads, dim, page_size=16, sinks=True,
                               dtype=torch.bfloat16, device=dev)  # fmt: skip

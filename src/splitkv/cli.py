@@ -26,6 +26,7 @@ BENCH_INT_KNOBS = (
     "merge_d_split",
     "merge_num_warps",
     "merge_rows",
+    "merge_long_partials",
     "latent_chains",
     "consumer_groups",
     "kv_pack",
@@ -545,6 +546,7 @@ def _print_plan(plan) -> None:
         "merge_d_split",
         "merge_num_warps",
         "merge_rows",
+        "merge_long_partials",
         "partial_dtype",
         "device_name",
     ):

@@ -9,6 +9,7 @@ from splitkv import warp_specialized
 from splitkv.checks import MlaCall, check_mla_call, rows_describable, validate_decode_data
 from splitkv.device import on_device
 from splitkv.kernels.merge import merge_splits_kernel
+from splitkv.kernels.merge_by_length import merge_by_length_kernel
 from splitkv.kernels.merge_rows import merge_rows_kernel
 from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
 from splitkv.plan import (
@@ -312,6 +313,11 @@ def merge_workspace(
     """
     batch, qlen, num_heads, _ = out.shape
     balanced = plan.schedule == "balanced"
+    if balanced and plan.merge_long_partials:
+        merge_by_length(plan, seq_lens, out, lse, max_seq_len=max_seq_len,
+                        window_left=window_left, sinks=sinks,
+                        whole_pieces=whole_pieces)  # fmt: skip
+        return
     lse_arg, lse_strides = lse_args(lse, out)
     with on_device(out.device):
         merge = merge_rows_kernel if plan.merge_rows > 1 else merge_splits_kernel
@@ -352,3 +358,51 @@ def merge_workspace(
             num_warps=plan.merge_num_warps,
             **({"launch_pdl": True} if plan.dependent_launch else {}),
         )
+
+
+def merge_by_length(plan: DecodePlan, seq_lens: torch.Tensor, out: torch.Tensor,
+                    lse: torch.Tensor | None, *, max_seq_len: int, window_left: int,
+                    sinks: torch.Tensor | None, whole_pieces: bool) -> None:  # fmt: skip
+    """`merge_workspace` for a balanced plan with `merge_long_partials`: the requests of more
+    partials one row a program, the rest `merge_rows` a program (kernels/merge_by_length.py).
+    The long programs cover as many requests as can have that many partials, so the grid
+    depends on the plan alone."""
+    batch, qlen, num_heads, _ = out.shape
+    rows = qlen * num_heads
+    lse_arg, lse_strides = lse_args(lse, out)
+    long_slots = min(batch, (plan.num_programs - 1) // plan.merge_long_partials)
+    with on_device(out.device):
+        merge_by_length_kernel[(long_slots * rows + batch * rows // plan.merge_rows,
+                                plan.merge_d_split)](
+            plan.workspace.partial_o,
+            plan.workspace.partial_lse,
+            seq_lens,
+            plan.workspace.piece_ranges,
+            out,
+            lse_arg,
+            max_seq_len,
+            window_left,
+            sinks if sinks is not None else plan.workspace.partial_lse,
+            batch,
+            plan.num_programs,
+            long_slots,
+            *out.stride()[:3],
+            *lse_strides,
+            NUM_HEADS=num_heads,
+            QLEN=qlen,
+            HEAD_DIM_V=plan.head_dim_v,
+            SPLIT_BLOCK_N=plan.block_n,
+            BLOCK_S=plan.merge_block_s,
+            BLOCK_D=plan.merge_block_d,
+            BLOCK_B=next_pow2(batch),
+            LONG_PARTIALS=plan.merge_long_partials,
+            WRITE_LSE=lse is not None,
+            HAS_WINDOW=window_left >= 0,
+            HAS_SINKS=sinks is not None,
+            WAIT_FOR_STAGE_1=plan.dependent_launch,
+            WHOLE_PIECES=whole_pieces,
+            RELEASE_NEXT=plan.early_start,
+            ROWS_PER_PROGRAM=plan.merge_rows,
+            num_warps=plan.merge_num_warps,
+            **({"launch_pdl": True} if plan.dependent_launch else {}),
+        )  # fmt: skip

@@ -38,7 +38,7 @@ from splitkv.gqa_tile_rules import (
 from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.plan_gluon import gluon_outlook
 from splitkv.plan_memo import remember_lengthless_plans
-from splitkv.plan_merge import merge_knobs
+from splitkv.plan_merge import merge_knobs, merge_long_partials_for
 from splitkv.plan_rules import (
     MAX_SPLITS,
     MIN_DOT,
@@ -175,6 +175,7 @@ class DecodePlan:
     merge_streams: bool = False
     alternate_blocks: bool = False
     merge_rows: int = 1
+    merge_long_partials: int = 0
     kv_pack: int = 1
     copy_rows: int = 0
 
@@ -303,6 +304,7 @@ def plan_decode(
     merge_d_split: int | None = None,
     merge_num_warps: int | None = None,
     merge_rows: int | None = None,
+    merge_long_partials: int | None = None,
     kv_pack: int | None = None,
     block_h: int | None = None,
     block_n: int | None = None,
@@ -383,6 +385,11 @@ def plan_decode(
         merge_rows: rows of one request each merge program folds as one tile (a power of two
             dividing heads x qlen, up to 8); default: 1, or for rows of at most 128 columns
             (GQA) the fewest that bring the merge within one wave (`merge_rows_for`).
+        merge_long_partials: the balanced schedule only, opt-in (0, the default, off): a
+            request of more partials than this (a power of two) merges one row a program in
+            tiles of merge_block_s, the others merge_rows rows a program in one tile of this
+            many, on one grid (kernels/merge_by_length.py): at most (programs - 1) // this
+            many requests can have more, so few programs cover them.
         page_prefetch: load the next key block's page ids one iteration ahead, so the KV
             blocks can be double-buffered; default: where the device's tunables measured a gain
             (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`; the GQA balanced and
@@ -712,6 +719,7 @@ def plan_decode(
                                       merge_d_split=merge_d_split)  # fmt: skip
     if merge_streams and merge_rows > 1:
         raise ValueError(f"merge_rows: merge_streams folds one row a program, got {merge_rows}")
+    merge_long_partials = merge_long_partials_for(merge_long_partials, balanced=balanced)
     whole_pieces = whole_pieces_for(
         whole_pieces,
         program_loop=program_loop,
@@ -765,6 +773,7 @@ def plan_decode(
         merge_streams=merge_streams,
         alternate_blocks=alternate_blocks,
         merge_rows=merge_rows,
+        merge_long_partials=merge_long_partials,
         kv_pack=kv_pack,
         copy_rows=copy_rows,
     )

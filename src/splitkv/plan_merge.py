@@ -95,3 +95,21 @@ def merge_knobs(
             f"merge_d_split: expected a divisor of head_dim_v={head_dim_v}, got {merge_d_split}"
         )
     return merge_block_s, merge_d_split, merge_num_warps, merge_rows
+
+
+def merge_long_partials_for(requested: int | None, *, balanced: bool) -> int:
+    """The plan's `merge_long_partials` (opt-in, 0 off): the balanced merge folds a request of
+    more partials than this one row a program, and the others `merge_rows` a program in one
+    tile of this many (kernels/merge_by_length.py). A power of two up to MAX_SPLITS."""
+    if requested is None:
+        return 0
+    check_int("merge_long_partials", requested, 0, MAX_SPLITS)
+    if requested == 0:
+        return 0
+    check_pow2("merge_long_partials", requested)
+    if not balanced:
+        raise ValueError(
+            "merge_long_partials: splits a balanced schedule's merge by its requests' partials; "
+            "this plan's schedule is uniform (every request's rows fold num_splits partials)"
+        )
+    return requested

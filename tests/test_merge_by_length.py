@@ -1,0 +1,64 @@
+"""The balanced merge sized by each request's partials (`merge_long_partials`,
+kernels/merge_by_length.py): requests of many partials one row a program, the others several
+rows a program in one small tile, on one grid whatever the lengths; against the reference."""
+
+import random
+
+import pytest
+import torch
+from test_balanced_schedule import balanced_plan, fill_partials_with_nan, run_and_check
+
+import splitkv
+from splitkv.testing import check_against_reference, random_mla_case
+
+# 1,200 and 700 keys span many of 24 programs of 16-key blocks; the rest one to three.
+LENGTHS = [2, 63, 0, 1200, 3, 129, 700, 5]
+
+
+@pytest.mark.parametrize("long_partials,merge_rows,qlen", [(4, 2, 2), (2, 8, 2), (8, 1, 1)])
+def test_long_and_short_requests(long_partials, merge_rows, qlen, dtype, device):
+    case = random_mla_case(LENGTHS, 4, qlen=qlen, page_size=16, dtype=dtype, device=device)
+    plan = balanced_plan(LENGTHS, 4, 24, qlen=qlen, dtype=dtype, device=device,
+                         merge_long_partials=long_partials, merge_rows=merge_rows,
+                         merge_block_s=4, merge_d_split=2)  # fmt: skip
+    assert (plan.merge_long_partials, plan.merge_rows) == (long_partials, merge_rows)
+    fill_partials_with_nan(plan)  # a slot read that stage 1 did not write poisons the output
+    run_and_check(case, plan)
+    first, last = plan.workspace.piece_ranges.view(-1, 2)[3].tolist()
+    assert last - first + 1 > long_partials  # the 1,200-key request takes the long path
+
+
+def test_as_many_long_requests_as_can_be(dtype, device):
+    # 7 programs, 2 partials at most for a short request: (7 - 1) // 2 = 3 requests of 3
+    # pieces each fill every long slot (3, 3 and 4 blocks of 16 keys span programs 0-2, 2-4
+    # and 4-6).
+    lengths = [40, 48, 64, 0]
+    case = random_mla_case(lengths, 2, page_size=16, dtype=dtype, device=device)
+    plan = balanced_plan(lengths, 2, 7, dtype=dtype, device=device, block_n=16,
+                         merge_long_partials=2, merge_rows=2)  # fmt: skip
+    fill_partials_with_nan(plan)
+    run_and_check(case, plan)
+    ranges = plan.workspace.piece_ranges.view(-1, 2)[:3].tolist()
+    assert ranges == [[0, 2], [2, 4], [4, 6]]
+
+
+def test_random_batches_replayed_on_one_plan(dtype, device):
+    # One plan (one grid) for batches whose long requests come and go.
+    rng = random.Random(74)
+    plan = balanced_plan([640] * 6, 4, 11, dtype=dtype, device=device,
+                         merge_long_partials=2, merge_rows=4)  # fmt: skip
+    out = torch.empty(6, 1, 4, 512, dtype=dtype, device=device)
+    for step in range(3):
+        lengths = [rng.choice([0, 1, 17, 100, 640]) for _ in range(6)]
+        case = random_mla_case(lengths, 4, page_size=16, dtype=dtype, device=device,
+                               table_columns=41, seed=step)  # fmt: skip
+        got, lse = splitkv.mla_decode(*case.args, plan=plan, out=out)
+        check_against_reference(got, lse, *splitkv.reference.mla_decode(*case.args))
+
+
+def test_needs_the_balanced_schedule(device):
+    with pytest.raises(ValueError, match="merge_long_partials"):
+        splitkv.plan_decode(2, 256, 4, page_size=16, dtype=torch.float16, device=device,
+                            schedule="uniform", merge_long_partials=4)  # fmt: skip
+    with pytest.raises(ValueError, match="merge_long_partials"):
+        balanced_plan([64, 64], 4, 3, dtype=torch.float16, device=device, merge_long_partials=3)
