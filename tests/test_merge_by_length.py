@@ -9,6 +9,7 @@ import torch
 from test_balanced_schedule import balanced_plan, fill_partials_with_nan, run_and_check
 
 import splitkv
+from splitkv.mla import merge_workspace
 from splitkv.testing import check_against_reference, random_mla_case
 
 # 1,200 and 700 keys span many of 24 programs of 16-key blocks; the rest one to three.
@@ -62,3 +63,13 @@ def test_needs_the_balanced_schedule(device):
                             schedule="uniform", merge_long_partials=4)  # fmt: skip
     with pytest.raises(ValueError, match="merge_long_partials"):
         balanced_plan([64, 64], 4, 3, dtype=torch.float16, device=device, merge_long_partials=3)
+
+
+def test_takes_no_program_times(device):
+    plan = balanced_plan([64, 64], 4, 3, dtype=torch.float16, device=device,
+                         merge_long_partials=2)  # fmt: skip
+    out = torch.empty(2, 1, 4, 512, dtype=torch.float16, device=device)
+    lens = torch.tensor([64, 64], dtype=torch.int32, device=device)
+    times = torch.zeros(64, 3, dtype=torch.int64, device=device)
+    with pytest.raises(ValueError, match="program_times"):
+        merge_workspace(plan, lens, out, None, max_seq_len=64, program_times=times)

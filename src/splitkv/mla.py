@@ -314,6 +314,9 @@ def merge_workspace(
     batch, qlen, num_heads, _ = out.shape
     balanced = plan.schedule == "balanced"
     if balanced and plan.merge_long_partials:
+        if program_times is not None:
+            raise ValueError("program_times: the merge sized by partials (the plan's "
+                             "merge_long_partials) records no program times")  # fmt: skip
         merge_by_length(plan, seq_lens, out, lse, max_seq_len=max_seq_len,
                         window_left=window_left, sinks=sinks,
                         whole_pieces=whole_pieces)  # fmt: skip
