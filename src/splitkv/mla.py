@@ -339,27 +339,12 @@ def merge_workspace(
             plan.num_programs,
             *out.stride()[:3],
             *lse_strides,
-            NUM_HEADS=num_heads,
-            QLEN=qlen,
-            HEAD_DIM_V=plan.head_dim_v,
-            SPLIT_BLOCK_N=plan.block_n,
-            BLOCK_S=plan.merge_block_s,
-            BLOCK_D=plan.merge_block_d,
-            WRITE_LSE=lse is not None,
-            HAS_WINDOW=window_left >= 0,
-            HAS_SINKS=sinks is not None,
             BALANCED=balanced,
-            # merge_streams: the flags stand in for the wait, split by split.
-            WAIT_FOR_STAGE_1=plan.dependent_launch and not plan.merge_streams,
-            WHOLE_PIECES=whole_pieces and balanced,
-            RELEASE_NEXT=plan.early_start,
             program_times_ptr=program_times,
             TIME_PROGRAMS=program_times is not None,
             split_flags_ptr=plan.workspace.split_flags,
             MERGE_STREAMS=plan.merge_streams,
-            ROWS_PER_PROGRAM=plan.merge_rows,
-            num_warps=plan.merge_num_warps,
-            **({"launch_pdl": True} if plan.dependent_launch else {}),
+            **merge_constants(plan, out, lse, window_left, sinks, whole_pieces and balanced),
         )
 
 
@@ -391,21 +376,34 @@ def merge_by_length(plan: DecodePlan, seq_lens: torch.Tensor, out: torch.Tensor,
             long_slots,
             *out.stride()[:3],
             *lse_strides,
-            NUM_HEADS=num_heads,
-            QLEN=qlen,
-            HEAD_DIM_V=plan.head_dim_v,
-            SPLIT_BLOCK_N=plan.block_n,
-            BLOCK_S=plan.merge_block_s,
-            BLOCK_D=plan.merge_block_d,
             BLOCK_B=next_pow2(batch),
             LONG_PARTIALS=plan.merge_long_partials,
-            WRITE_LSE=lse is not None,
-            HAS_WINDOW=window_left >= 0,
-            HAS_SINKS=sinks is not None,
-            WAIT_FOR_STAGE_1=plan.dependent_launch,
-            WHOLE_PIECES=whole_pieces,
-            RELEASE_NEXT=plan.early_start,
-            ROWS_PER_PROGRAM=plan.merge_rows,
-            num_warps=plan.merge_num_warps,
-            **({"launch_pdl": True} if plan.dependent_launch else {}),
+            **merge_constants(plan, out, lse, window_left, sinks, whole_pieces),
         )  # fmt: skip
+
+
+def merge_constants(plan: DecodePlan, out: torch.Tensor, lse: torch.Tensor | None,
+                    window_left: int, sinks: torch.Tensor | None,
+                    whole_pieces: bool) -> dict:  # fmt: skip
+    """The launch keywords every merge kernel takes alike (`merge_workspace`,
+    `merge_by_length`): the rows' shape, the plan's merge tiling, what is written, and the
+    dependent launch after stage 1 (merge_streams: the flags stand in for the wait, split by
+    split)."""
+    _, qlen, num_heads, _ = out.shape
+    return {
+        "NUM_HEADS": num_heads,
+        "QLEN": qlen,
+        "HEAD_DIM_V": plan.head_dim_v,
+        "SPLIT_BLOCK_N": plan.block_n,
+        "BLOCK_S": plan.merge_block_s,
+        "BLOCK_D": plan.merge_block_d,
+        "WRITE_LSE": lse is not None,
+        "HAS_WINDOW": window_left >= 0,
+        "HAS_SINKS": sinks is not None,
+        "WAIT_FOR_STAGE_1": plan.dependent_launch and not plan.merge_streams,
+        "WHOLE_PIECES": whole_pieces,
+        "RELEASE_NEXT": plan.early_start,
+        "ROWS_PER_PROGRAM": plan.merge_rows,
+        "num_warps": plan.merge_num_warps,
+        **({"launch_pdl": True} if plan.dependent_launch else {}),
+    }

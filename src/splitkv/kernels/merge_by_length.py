@@ -28,7 +28,6 @@ from splitkv.kernels.merge import merged_seq_len, piece_range
 from splitkv.kernels.merge_rows import fold_row_partials
 from splitkv.kernels.online_softmax import output_rows
 from splitkv.kernels.rows import row_offsets
-from splitkv.kernels.split_range import first_visible_key
 
 
 @triton.jit
@@ -110,18 +109,15 @@ def kth_long_request(seq_lens_ptr, piece_ranges_ptr, k, batch, max_seq_len, wind
                      BLOCK_B: tl.constexpr, LONG_PARTIALS: tl.constexpr,
                      HAS_WINDOW: tl.constexpr):  # fmt: skip
     """The k-th request (in batch order) with more than LONG_PARTIALS partials, or `batch` if
-    fewer have: every request's range as `piece_range` reads it, as one [BLOCK_B] tile."""
+    fewer have: every request's length and range as its own merge program reads them
+    (`merged_seq_len`, `piece_range`), as one [BLOCK_B] tile."""
     offs_b = tl.arange(0, BLOCK_B)
     in_batch = offs_b < batch
-    lens = tl.load(seq_lens_ptr + offs_b, mask=in_batch, other=0)
-    lens = tl.minimum(tl.maximum(lens, 0), max_seq_len)
-    if HAS_WINDOW:
-        lens = lens - first_visible_key(lens, window_left, QLEN, SPLIT_BLOCK_N)
+    # The lanes past the batch read the last request's length (in bounds) and count as empty.
+    lens = merged_seq_len(seq_lens_ptr, tl.minimum(offs_b, batch - 1), max_seq_len, window_left,
+                          QLEN, SPLIT_BLOCK_N, HAS_WINDOW)  # fmt: skip
     has_keys = in_batch & (lens > 0)
-    first = tl.load(piece_ranges_ptr + 2 * offs_b, mask=has_keys, other=0)
-    last = tl.load(piece_ranges_ptr + 2 * offs_b + 1, mask=has_keys, other=-1)
-    first = tl.minimum(tl.maximum(first, 0), num_programs - 1)
-    pieces = tl.maximum(tl.minimum(last, num_programs - 1) - first + 1, 0)
+    _, pieces = piece_range(piece_ranges_ptr, offs_b, has_keys, num_programs)
     is_long = has_keys & (pieces > LONG_PARTIALS)
     rank = tl.cumsum(is_long.to(tl.int32), 0) - 1
     match = is_long & (rank == k)
