@@ -248,6 +248,17 @@ def test_merge_fold_issues_a_whole_tile_of_loads_on_one_warp():
     assert report["loop_loads"] == 34 and report["loop_instructions"] < 550
 
 
+@pytest.mark.triton_3_6
+def test_merge_by_length_keeps_the_long_rows_tile():
+    # merge_long_partials (kernels/merge_by_length.py): the long requests' rows fold the
+    # default's [64, 64] tile a step on one warp (34 loads, no more registers than the
+    # default's 168), the short ones 4 rows in one tile of 16.
+    report = compiled("--qlen", "4", "--rows", "4", "--long-partials", "16",
+                      tool="inspect_merge.py")  # fmt: skip
+    assert report["registers"] <= 168 and report["stack_bytes"] == 0
+    assert report["loop_loads"] == 34
+
+
 @pytest.mark.parametrize("heads,qlen,block_q,d_split", [(12, 1, 16, 16), (12, 2, 32, 8),
                                                         (128, 1, 64, 8)])  # fmt: skip
 def test_merge_streams_stage_one_raises_its_flags(heads, qlen, block_q, d_split):

@@ -5,6 +5,8 @@ of partials an iteration), which on one warp set the long rows' serial chain.
     python tools/inspect_merge.py                        # the balanced default: 64 x 64, 1 warp
     python tools/inspect_merge.py --block-s 128 --warps 4 --uniform
     python tools/inspect_merge.py --head-dim 64 --heads 64 --qlen 4 --rows 8 --block-s 8
+    python tools/inspect_merge.py --qlen 4 --rows 8 --block-s 16 --warps 4 --layouts
+    python tools/inspect_merge.py --qlen 4 --rows 4 --long-partials 16   # merge_by_length
 
 Uses the ptxas and cuobjdump that ship inside Triton's wheel; sm_90 (H100/H200) by default.
 """
@@ -27,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from inspect_kernel import loop_bodies, registers_and_stack, sass_of
 
 from splitkv.kernels.merge import merge_splits_kernel
+from splitkv.kernels.merge_by_length import merge_by_length_kernel
 from splitkv.kernels.merge_rows import merge_rows_kernel
 
 POINTERS = {"partial_o_ptr": "*fp32", "partial_lse_ptr": "*fp32", "seq_lens_ptr": "*i32",
@@ -37,9 +40,10 @@ ALIGNED = ("partial_o_ptr", "partial_lse_ptr", "out_ptr")  # as the launcher spe
 
 def compile_merge(block_s: int, block_d: int, warps: int, heads: int, qlen: int, balanced: bool,
                   whole_pieces: bool, arch: int, merge_streams: bool = False,
-                  head_dim: int = 512, rows: int = 1):  # fmt: skip
+                  head_dim: int = 512, rows: int = 1, long_partials: int = 0):  # fmt: skip
     """merge_splits_kernel as `mla.merge_workspace` launches it after a Gluon stage 1 (waiting
-    for it, bfloat16 out, lse written; with merge_streams, polling its split flags instead)."""
+    for it, bfloat16 out, lse written; with merge_streams, polling its split flags instead);
+    rows > 1, merge_rows_kernel; long_partials > 0 (balanced), merge_by_length_kernel."""
     constants = {"NUM_HEADS": heads, "QLEN": qlen, "HEAD_DIM_V": head_dim, "SPLIT_BLOCK_N": 64,
                  "BLOCK_S": block_s, "BLOCK_D": block_d, "WRITE_LSE": True, "HAS_WINDOW": False,
                  "HAS_SINKS": False, "BALANCED": balanced,
@@ -50,6 +54,12 @@ def compile_merge(block_s: int, block_d: int, warps: int, heads: int, qlen: int,
     if not merge_streams:
         constants["split_flags_ptr"] = None
     kernel = merge_rows_kernel if rows > 1 else merge_splits_kernel
+    if long_partials:
+        for name in ("BALANCED", "program_times_ptr", "TIME_PROGRAMS", "split_flags_ptr",
+                     "MERGE_STREAMS"):  # fmt: skip
+            constants.pop(name, None)
+        constants.update(BLOCK_B=64, LONG_PARTIALS=long_partials)
+        kernel = merge_by_length_kernel
     signature = {}
     for name in kernel.arg_names:
         if name in constants:
@@ -98,14 +108,26 @@ def main() -> None:
                         help="--uniform: fold each split as its flag goes up")  # fmt: skip
     parser.add_argument("--head-dim", type=int, default=512, help="columns of a row")
     parser.add_argument("--rows", type=int, default=1, help="rows a program (merge_rows)")
+    parser.add_argument("--long-partials", type=int, default=0,
+                        help="merge_by_length_kernel: requests of more partials one row a "
+                             "program, the rest --rows a program")  # fmt: skip
+    parser.add_argument(
+        "--layouts",
+        action="store_true",
+        help="also the TTGIR's blocked layouts (where the warps and lanes go)",
+    )
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--json", action="store_true", help="(the output is always JSON)")
     args = parser.parse_args()
     kernel = compile_merge(args.block_s, args.block_d, args.warps, args.heads, args.qlen,
                            not args.uniform, not args.no_whole_pieces, args.arch,
-                           args.merge_streams, args.head_dim, args.rows)  # fmt: skip
+                           args.merge_streams, args.head_dim, args.rows,
+                           args.long_partials)  # fmt: skip
     row = {"block_s": args.block_s, "block_d": args.block_d, "warps": args.warps, "rows": args.rows,
-           "balanced": not args.uniform, **report(kernel)}  # fmt: skip
+           "long_partials": args.long_partials, "balanced": not args.uniform,
+           **report(kernel)}  # fmt: skip
+    if args.layouts:
+        row["layouts"] = re.findall(r"^#blocked\d* = (.*)$", kernel.asm["ttgir"], re.MULTILINE)
     print(json.dumps(row))
 
 
