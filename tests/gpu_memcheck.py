@@ -5,6 +5,8 @@ corrupt tables and lengths too (clamped in the kernels, so they must not fault e
 PYTORCH_NO_CUDA_MEMORY_CACHING=1, or torch's caching allocator hides out-of-bounds accesses.
 """
 
+import sys
+
 import torch
 
 import splitkv
@@ -115,6 +117,37 @@ def packed_kv_heads(dev: str) -> None:
         out, lse = splitkv.gqa_decode(*gqa.args, plan=plan, sinks=gqa.sinks)
         check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args, sinks=gqa.sinks))
         gqa_decode_corrupt(gqa, plan, {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})
+
+
+def merge_by_length_cases(dev: str) -> None:
+    """The merge sized by partials (kernels/merge_by_length.py) as the GPU's default plan takes
+    it (MLA, more requests than long slots: one long beside short ones, 12 heads x qlen 4),
+    then opt-in on GQA with sinks at 8 rows a program; checked, then with corrupt lengths and
+    page ids."""
+    lengths = [20000, *range(1, 600, 30)]
+    case = random_mla_case(lengths, 12, qlen=4, page_size=64, dtype=torch.bfloat16, device=dev)
+    plan = splitkv.plan_decode(len(lengths), max(lengths), 12, qlen=4, device=dev,
+                               seq_lens=lengths, schedule="balanced")  # fmt: skip
+    assert plan.merge_long_partials > 0, plan
+    out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
+    check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+    table = case.page_table.clone()
+    table[0, 3] = 1 << 30
+    table[-1, -1] = -3
+    lens = case.seq_lens.clone()
+    lens[0] = 1 << 30
+    lens[-1] = -9
+    splitkv.mla_decode(case.q, case.kv_cache, table, lens, plan=plan)
+    ragged = [1, 63, 700, 3000, 5]
+    gqa = random_gqa_case(ragged, 64, 8, 64, page_size=16, sinks=True, dtype=torch.bfloat16,
+                          device=dev)  # fmt: skip
+    plan = splitkv.plan_decode(len(ragged), max(ragged), 64, kind="gqa", page_size=16,
+                               num_kv_heads=8, head_dim=64, device=dev, schedule="balanced",
+                               merge_rows=8, merge_long_partials=2)  # fmt: skip
+    out, lse = splitkv.gqa_decode(*gqa.args, plan=plan, sinks=gqa.sinks)
+    check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args, sinks=gqa.sinks))
+    gqa_decode_corrupt(gqa, plan, {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})
+    torch.cuda.synchronize()
 
 
 def main() -> None:
@@ -344,13 +377,11 @@ def main() -> None:
     for page_size, heads in [(1, (8, 1, 128)), (256, (64, 8, 64))]:
         gqa_default_then_corrupt(ragged, heads, page_size, dev, {"schedule": "balanced"},
                                  {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})  # fmt: skip
-    # Merge programs of several rows (merge_rows): balanced rows with sinks 8 a program (the
-    # third case: a request of more than 2 partials one row a program, merge_long_partials),
+    # Merge programs of several rows (merge_rows): balanced rows with sinks 8 a program,
     # uniform splits 4 a program; checked, then with corrupt lengths and page ids.
     for (q_heads, kv_heads, dim), knobs in [
         ((64, 8, 64), {"schedule": "balanced", "merge_rows": 8}),
         ((32, 8, 128), {"schedule": "uniform", "num_splits": 4, "merge_rows": 4}),
-        ((64, 8, 64), {"schedule": "balanced", "merge_rows": 8, "merge_long_partials": 2}),
     ]:
         gqa = random_gqa_case(ragged, q_heads, kv_heads, dim, page_size=16, sinks=True,
                               dtype=torch.bfloat16, device=dev)  # fmt: skip
@@ -378,6 +409,7 @@ def main() -> None:
                              {(1, 5): 1 << 30, (2, -1): -5}, {0: 1 << 30, 2: -3}, qlen=4,
                              preset="h100")  # fmt: skip
     wide_uniform_tiles(dev)
+    merge_by_length_cases(dev)
     default_one_splits(dev)
     packed_kv_heads(dev)
     states = torch.randn(5, 7, 12, 512, device=dev, dtype=torch.bfloat16)
@@ -389,4 +421,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # `merge_by_length`: only `merge_by_length_cases` (a quick check of that kernel alone).
+    if sys.argv[1:] == ["merge_by_length"]:
+        torch.manual_seed(0)
+        merge_by_length_cases("cuda")
+        print("memcheck subset: merge_by_length calls finished")
+    else:
+        main()

@@ -9,6 +9,7 @@ import torch
 from test_balanced_schedule import balanced_plan, fill_partials_with_nan, run_and_check
 
 import splitkv
+from splitkv.device import DeviceSpec
 from splitkv.mla import merge_workspace
 from splitkv.testing import check_against_reference, random_mla_case
 
@@ -73,3 +74,50 @@ def test_takes_no_program_times(device):
     times = torch.zeros(64, 3, dtype=torch.int64, device=device)
     with pytest.raises(ValueError, match="program_times"):
         merge_workspace(plan, lens, out, None, max_seq_len=64, program_times=times)
+
+
+def test_head_blocks(device):
+    # Two head blocks of stage 1 (64 heads on the interpreter's 32-row tile): every block's
+    # rows fold the programs of its own block's pieces.
+    lengths = [700, 3, 90, 0, 17]
+    case = random_mla_case(lengths, 64, page_size=16, dtype=torch.float16, device=device)
+    plan = balanced_plan(lengths, 64, 9, dtype=torch.float16, device=device,
+                         merge_long_partials=2, merge_rows=8)  # fmt: skip
+    assert plan.num_head_blocks > 1
+    fill_partials_with_nan(plan)
+    run_and_check(case, plan)
+
+
+H100 = DeviceSpec.preset("h100")
+ONE_LONG = [327600, *(1 + (4095 * i) // 46 for i in range(47))]  # BENCH.md's one-long batch
+
+
+def h100_plan(lengths, heads, qlen=1, **knobs):
+    return splitkv.plan_decode(len(lengths), max(lengths), heads, qlen=qlen, device="meta",
+                               device_spec=H100, seq_lens=lengths, **knobs)  # fmt: skip
+
+
+def test_default_where_the_batch_passes_the_long_slots():
+    # On by default for MLA's balanced merge where the batch has more requests than the
+    # grid's long slots ((132 - 1) // 16 = 8 on the H100), 4 rows a program (2 where only 2
+    # divide heads x qlen); docs/perf.md run240.
+    plan = h100_plan(ONE_LONG, 12, qlen=4)
+    assert (plan.schedule, plan.merge_long_partials, plan.merge_rows) == ("balanced", 16, 4)
+    two_rows = h100_plan(ONE_LONG, 2)
+    assert (two_rows.merge_long_partials, two_rows.merge_rows) == (16, 2)
+    # Off: a batch within the long slots, one row of heads x qlen, a pinned merge knob or 0, a
+    # long batch of equal lengths (equal shares), GQA, the interpreter.
+    ragged = [1, 63, 64, 65, 4096, 4097, 65536, 327600]
+    assert h100_plan(ragged, 12, qlen=4).merge_long_partials == 0
+    assert h100_plan(ONE_LONG, 1).merge_long_partials == 0
+    pinned = h100_plan(ONE_LONG, 12, qlen=4, merge_rows=2)
+    assert (pinned.merge_long_partials, pinned.merge_rows) == (0, 2)
+    assert h100_plan(ONE_LONG, 12, qlen=4, merge_num_warps=2).merge_long_partials == 0
+    assert h100_plan(ONE_LONG, 12, qlen=4, merge_long_partials=0).merge_long_partials == 0
+    equal = h100_plan([327600] * 48, 12)
+    assert equal.schedule == "balanced" and equal.merge_long_partials == 0
+    gqa = h100_plan(ONE_LONG, 32, kind="gqa", num_kv_heads=8, head_dim=128, schedule="balanced")
+    assert gqa.merge_long_partials == 0
+    cpu = splitkv.plan_decode(48, 327600, 12, qlen=4, dtype=torch.float16, device="cpu",
+                              seq_lens=ONE_LONG, schedule="balanced")  # fmt: skip
+    assert cpu.merge_long_partials == 0

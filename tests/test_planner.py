@@ -283,12 +283,13 @@ def test_narrow_rows_merge_in_fewer_slices_on_the_warps_their_tile_takes():
     assert merge == (1, 1, 32)
     uniform = gqa(48, 4096, 32, seq_lens=lengths, schedule="uniform", num_splits=1)
     assert (uniform.merge_d_split, uniform.merge_num_warps) == (1, 1)  # not the wide rule's 4
-    # A pinned tile of partials stays; MLA's 512-column rows keep their slicing.
+    # A pinned tile of partials stays; MLA's 512-column rows keep their slicing (their short
+    # requests' rows 4 a program by default: the merge sized by partials, test_merge_by_length).
     assert gqa(48, 4096, 32, seq_lens=lengths, schedule="balanced",
                merge_block_s=64).merge_block_s == 64  # fmt: skip
     mla = splitkv.plan_decode(48, 8192, 12, qlen=4, device="meta", device_spec=H200,
                               seq_lens=lengths, schedule="balanced")  # fmt: skip
-    assert mla.merge_d_split >= 8 and mla.merge_rows == 1
+    assert mla.merge_d_split >= 8 and (mla.merge_long_partials, mla.merge_rows) == (16, 4)
 
 
 def test_narrow_rows_merge_several_rows_a_program_past_a_wave():

@@ -8,7 +8,8 @@
 #   bench NAME LIMIT ARGS...  `splitkv bench ARGS --out $L/NAME --tag NAME`, its log in
 #             $L/NAME.txt and its shape and p50 rows printed as they come (a call cut at the
 #             device's limit still returns the rows it printed)
-#   memcheck LIMIT  tools/memcheck.sh (the memcheck subset), its log in $L/memcheck.txt (on
+#   memcheck LIMIT [merge_by_length]  tools/memcheck.sh (the memcheck subset, or only that
+#             kernel's cases), its log in $L/memcheck.txt (on
 #             the H100 ~60 s on a warm compile cache, over 240 s on a cold one: run it after a
 #             bench of the same call, or give it 400 s)
 #   src_variant NAME FILE SED [FILE SED ...]  a copy of src/ at /tmp/NAME/src with each sed
@@ -49,7 +50,9 @@ bench() {
 }
 
 memcheck() {
-  timeout "$1" bash tools/memcheck.sh > "$L/memcheck.txt" 2>&1
+  local limit=$1
+  shift
+  timeout "$limit" bash tools/memcheck.sh "$@" > "$L/memcheck.txt" 2>&1
   echo "memcheck exit $? at ${SECONDS} s"
   tail -n 3 "$L/memcheck.txt"
 }

@@ -184,6 +184,8 @@ def main() -> None:
         knobs["whole_pieces"] = args.whole_pieces
     if args.merge_streams:
         knobs["merge_streams"] = True
+    if args.merge_stamps:  # the merge sized by partials records no program times
+        knobs["merge_long_partials"] = 0
     decode_calls = [decode_call(lengths, args, seed, knobs) for seed in range(copies)]
     stamps = None
     if args.merge_stamps:

@@ -385,11 +385,13 @@ def plan_decode(
         merge_rows: rows of one request each merge program folds as one tile (a power of two
             dividing heads x qlen, up to 8); default: 1, or for rows of at most 128 columns
             (GQA) the fewest that bring the merge within one wave (`merge_rows_for`).
-        merge_long_partials: the balanced schedule only, opt-in (0, the default, off): a
-            request of more partials than this (a power of two) merges one row a program in
-            tiles of merge_block_s, the others merge_rows rows a program in one tile of this
-            many, on one grid (kernels/merge_by_length.py): at most (programs - 1) // this
-            many requests can have more, so few programs cover them.
+        merge_long_partials: the balanced schedule only (0: off): a request of more partials
+            than this (a power of two) merges one row a program in tiles of merge_block_s, the
+            others merge_rows rows a program in one tile of this many, on one grid
+            (kernels/merge_by_length.py): at most (programs - 1) // this many requests can
+            have more, so few programs cover them. Default: 16 with 4 rows a program for MLA
+            batches of more requests than that, with no merge knob given
+            (`default_long_partials`), else 0.
         page_prefetch: load the next key block's page ids one iteration ahead, so the KV
             blocks can be double-buffered; default: where the device's tunables measured a gain
             (MLA 16-row programs, `PartitionTunables.prefetch_split_keys`; the GQA balanced and
@@ -707,6 +709,8 @@ def plan_decode(
         batch_rows=batch_size * rows,
     )
 
+    merge_knobs_free = all(knob is None for knob in (merge_block_s, merge_d_split,
+                                                     merge_num_warps, merge_rows))  # fmt: skip
     merge_block_s, merge_d_split, merge_num_warps, merge_rows = merge_knobs(
         merge_block_s, merge_d_split, merge_num_warps, merge_rows, balanced=balanced,
         num_programs=num_programs, num_splits=num_splits, batch_size=batch_size, rows=rows,
@@ -719,7 +723,14 @@ def plan_decode(
                                       merge_d_split=merge_d_split)  # fmt: skip
     if merge_streams and merge_rows > 1:
         raise ValueError(f"merge_rows: merge_streams folds one row a program, got {merge_rows}")
-    merge_long_partials = merge_long_partials_for(merge_long_partials, balanced=balanced)
+    # The default was measured on MLA's ragged batches only: GQA, equal shares (a long batch
+    # streamed by the program loop) and pinned merges keep theirs.
+    merge_long_partials, merge_rows = merge_long_partials_for(
+        merge_long_partials, merge_rows, balanced=balanced,
+        by_default=(kind == "mla" and merge_knobs_free and not merge_streams
+                    and not equal_shares and not interpreted),
+        batch_size=batch_size, num_programs=num_programs, rows=rows,
+    )  # fmt: skip
     whole_pieces = whole_pieces_for(
         whole_pieces,
         program_loop=program_loop,

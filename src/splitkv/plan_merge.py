@@ -8,6 +8,7 @@ from splitkv.checks import check_int, check_pow2
 from splitkv.plan_rules import (
     MAX_MERGE_ROWS,
     MAX_SPLITS,
+    default_long_partials,
     default_merge_block_s,
     default_merge_d_split,
     default_merge_num_warps,
@@ -97,19 +98,32 @@ def merge_knobs(
     return merge_block_s, merge_d_split, merge_num_warps, merge_rows
 
 
-def merge_long_partials_for(requested: int | None, *, balanced: bool) -> int:
-    """The plan's `merge_long_partials` (opt-in, 0 off): the balanced merge folds a request of
-    more partials than this one row a program, and the others `merge_rows` a program in one
-    tile of this many (kernels/merge_by_length.py). A power of two up to MAX_SPLITS."""
+def merge_long_partials_for(
+    requested: int | None,
+    merge_rows: int,
+    *,
+    balanced: bool,
+    by_default: bool,
+    batch_size: int,
+    num_programs: int,
+    rows: int,
+) -> tuple[int, int]:
+    """(merge_long_partials, merge_rows): with `merge_long_partials`, the balanced merge folds a
+    request of more partials than it one row a program, and the others `merge_rows` a program
+    in one tile of it (kernels/merge_by_length.py); 0 turns it off. A power of two up to
+    MAX_SPLITS. Default: off, or where `by_default` (the caller's measured cases) on a balanced
+    schedule, `default_long_partials`."""
     if requested is None:
-        return 0
+        if not (by_default and balanced):
+            return 0, merge_rows
+        return default_long_partials(batch_size, num_programs, rows, merge_rows)
     check_int("merge_long_partials", requested, 0, MAX_SPLITS)
     if requested == 0:
-        return 0
+        return 0, merge_rows
     check_pow2("merge_long_partials", requested)
     if not balanced:
         raise ValueError(
             "merge_long_partials: splits a balanced schedule's merge by its requests' partials; "
             "this plan's schedule is uniform (every request's rows fold num_splits partials)"
         )
-    return requested
+    return requested, merge_rows

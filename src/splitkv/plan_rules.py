@@ -4,6 +4,7 @@ and the device's measured constants, each rule citing the measurement behind it 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -34,6 +35,8 @@ NARROW_ROWS_TILE_ELEMENTS = 4096
 # one-warp programs (32-52 registers a thread, tools/inspect_merge.py --uniform).
 MERGE_PROGRAMS_PER_SM = 32
 MAX_MERGE_ROWS = 8  # rows of one request a merge program folds as one tile (merge_rows_for)
+LONG_PARTIALS = 16  # the balanced MLA merge's bound on a short request's partials (run240)
+LONG_PARTIALS_ROWS = 4  # the short requests' rows a merge program under it (ditto)
 GridOrder = Literal["split_major", "batch_major"]
 
 
@@ -409,6 +412,24 @@ def default_merge_block_s(balanced: bool, num_programs: int, mean_partials: int,
     else:
         most_partials = max(mean_partials, BALANCED_MERGE_BLOCK_S)
     return min(MAX_SPLITS, next_pow2(min(most_partials, num_programs)))
+
+
+def default_long_partials(batch_size: int, num_programs: int, rows: int,
+                          merge_rows: int) -> tuple[int, int]:  # fmt: skip
+    """(merge_long_partials, merge_rows) by default for a balanced merge of wide rows (MLA)
+    that no knob pinned. One row a program launches batch x rows x slices programs, and on a
+    batch of many short requests beside a long one those launches are the merge's cost after
+    stage 1; folding a request of up to LONG_PARTIALS partials LONG_PARTIALS_ROWS rows a
+    program, and the longer ones one row a program (kernels/merge_by_length.py), cut them
+    (H100, 12 heads, 1 x 327,600 + 47 short: qlen 4 196.0 -> 190.7 us, qlen 2 180.4 -> 178.3;
+    docs/perf.md run240). Off where the batch has no more requests than the grid's long slots
+    ((num_programs - 1) // LONG_PARTIALS): every request may then be long, the launches are
+    few, and the slots' search only adds to the long rows' path (ragged batch of 8, qlen 2:
+    161.7 -> 163.0 us), and where no 2 rows divide heads x qlen."""
+    short_rows = math.gcd(rows, LONG_PARTIALS_ROWS)
+    if batch_size <= (num_programs - 1) // LONG_PARTIALS or short_rows == 1:
+        return 0, merge_rows
+    return LONG_PARTIALS, short_rows
 
 
 def default_merge_d_split(head_dim_v: int) -> int:
