@@ -124,7 +124,7 @@ def merge_by_length_cases(dev: str) -> None:
     it (MLA, more requests than long slots: one long beside short ones, 12 heads x qlen 4),
     then opt-in on GQA with sinks at 8 rows a program; checked, then with corrupt lengths and
     page ids."""
-    lengths = [20000, *range(1, 600, 30)]
+    lengths = [20000, *range(4, 600, 30)]  # qlen 4: at least 4 keys a request
     case = random_mla_case(lengths, 12, qlen=4, page_size=64, dtype=torch.bfloat16, device=dev)
     plan = splitkv.plan_decode(len(lengths), max(lengths), 12, qlen=4, device=dev,
                                seq_lens=lengths, schedule="balanced")  # fmt: skip

@@ -77,11 +77,11 @@ def test_takes_no_program_times(device):
 
 
 def test_head_blocks(device):
-    # Two head blocks of stage 1 (64 heads on the interpreter's 32-row tile): every block's
-    # rows fold the programs of its own block's pieces.
+    # Two head blocks of stage 1 (64 heads on a 32-row tile): every block's rows fold the
+    # programs of its own block's pieces.
     lengths = [700, 3, 90, 0, 17]
     case = random_mla_case(lengths, 64, page_size=16, dtype=torch.float16, device=device)
-    plan = balanced_plan(lengths, 64, 9, dtype=torch.float16, device=device,
+    plan = balanced_plan(lengths, 64, 9, dtype=torch.float16, device=device, block_h=32,
                          merge_long_partials=2, merge_rows=8)  # fmt: skip
     assert plan.num_head_blocks > 1
     fill_partials_with_nan(plan)

@@ -107,6 +107,9 @@ def test_pool_past_2_31_elements(page_size):
         (1, {"kv_tma": True}),  # tensor descriptors captured as kernel arguments
         (1, {"kv_tma": True, "schedule": "balanced", "latent_chains": 2}),  # rebalanced
         (2, {"schedule": "balanced", "program_loop": True}),
+        # The merge sized by partials, by default here: 6 requests past (40 - 1) // 16 long
+        # slots, whichever request is long at each replay.
+        (2, {"schedule": "balanced", "num_programs": 40}),
         (1, {"merge_streams": True}),  # the merge folds each split as its flag goes up
         (2, {"merge_streams": True}),
         (1, {"merge_streams": True, "warp_specialized": False}),  # the Triton stage 1
