@@ -73,6 +73,14 @@ def split_knobs(rng: random.Random) -> dict:
     return {}
 
 
+def long_partials_knobs(rng: random.Random, knobs: dict, rows: int) -> None:
+    """A third of balanced plans get the merge sized by partials (kernels/merge_by_length.py;
+    the interpreter's default leaves it off) with 1-8 rows a program dividing `rows`."""
+    if knobs.get("schedule") == "balanced" and rng.random() < 0.33:
+        knobs["merge_long_partials"] = rng.choice([1, 2, 4])
+        knobs["merge_rows"] = rng.choice([r for r in (1, 2, 4, 8) if rows % r == 0])
+
+
 def decode_gqa(case, plan, features):
     out, lse = splitkv.gqa_decode(*case.args, plan=plan, validate=True, **features)
     check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args, **features))
@@ -121,6 +129,7 @@ def fuzz_mla(rng: random.Random, seed: int, drawn: dict) -> None:
         knobs["merge_block_s"] = rng.choice([1, 2, 4])
     if rng.random() < 0.2:
         knobs["partial_dtype"] = torch.bfloat16
+    long_partials_knobs(rng, knobs, heads * qlen)
     drawn.update(heads=heads, qlen=qlen, page=page, lens=lens, dtype=dtype, knobs=knobs)
     case = random_mla_case(lens, heads, qlen=qlen, page_size=page, dtype=dtype, device=DEVICE,
                            seed=seed)  # fmt: skip
@@ -201,6 +210,7 @@ def fuzz_replay(kind: str, rng: random.Random, seed: int, drawn: dict) -> None:
         shape = {"kind": "gqa", "num_kv_heads": kv, "head_dim": dim}
     else:
         heads = rng.choice([1, 4, 16])
+        long_partials_knobs(rng, knobs, heads * qlen)
     drawn.update(heads=heads, qlen=qlen, page=page, width=width, hint=hint, knobs=knobs, **shape)
     plan = splitkv.plan_decode(batch, width, heads, qlen=qlen, page_size=page, dtype=dtype,
                                seq_lens=hint, device=DEVICE, **shape, **knobs)  # fmt: skip
