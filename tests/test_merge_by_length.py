@@ -10,7 +10,7 @@ from test_balanced_schedule import balanced_plan, fill_partials_with_nan, run_an
 
 import splitkv
 from splitkv.device import DeviceSpec
-from splitkv.mla import merge_workspace
+from splitkv.mla import merge_programs, merge_workspace, mla_stage_one
 from splitkv.testing import check_against_reference, random_mla_case
 
 # 1,200 and 700 keys span many of 24 programs of 16-key blocks; the rest one to three.
@@ -66,14 +66,24 @@ def test_needs_the_balanced_schedule(device):
         balanced_plan([64, 64], 4, 3, dtype=torch.float16, device=device, merge_long_partials=3)
 
 
-def test_takes_no_program_times(device):
-    plan = balanced_plan([64, 64], 4, 3, dtype=torch.float16, device=device,
-                         merge_long_partials=2)  # fmt: skip
-    out = torch.empty(2, 1, 4, 512, dtype=torch.float16, device=device)
-    lens = torch.tensor([64, 64], dtype=torch.int32, device=device)
-    times = torch.zeros(64, 3, dtype=torch.int64, device=device)
-    with pytest.raises(ValueError, match="program_times"):
-        merge_workspace(plan, lens, out, None, max_seq_len=64, program_times=times)
+@pytest.mark.gpu
+def test_program_times():
+    # Every program of the grid, long slots and short rows, stamps its start, the end of its
+    # wait for stage 1 and its end (tools/kernel_timeline.py --merge-stamps).
+    lengths = [640, 3, 70, 0, 17, 200]
+    case = random_mla_case(lengths, 4, page_size=16, dtype=torch.bfloat16, device="cuda")
+    plan = balanced_plan(lengths, 4, 11, dtype=torch.bfloat16, device="cuda",
+                         merge_long_partials=2, merge_rows=4)  # fmt: skip
+    out = torch.empty(6, 1, 4, 512, dtype=torch.bfloat16, device="cuda")
+    lse = torch.empty(6, 1, 4, device="cuda")
+    programs = merge_programs(plan, 6, 4) * plan.merge_d_split
+    times = torch.zeros(programs, 3, dtype=torch.int64, device="cuda")
+    mla_stage_one(*case.args, plan=plan, out=out, lse=lse)
+    merge_workspace(plan, case.seq_lens, out, lse, max_seq_len=case.page_table.shape[1] * 16,
+                    whole_pieces=plan.whole_pieces, program_times=times)  # fmt: skip
+    check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
+    assert (times > 0).all() and (times[:, 0] <= times[:, 1]).all()
+    assert (times[:, 1] <= times[:, 2]).all()
 
 
 def test_head_blocks(device):

@@ -55,8 +55,7 @@ def compile_merge(block_s: int, block_d: int, warps: int, heads: int, qlen: int,
         constants["split_flags_ptr"] = None
     kernel = merge_rows_kernel if rows > 1 else merge_splits_kernel
     if long_partials:
-        for name in ("BALANCED", "program_times_ptr", "TIME_PROGRAMS", "split_flags_ptr",
-                     "MERGE_STREAMS"):  # fmt: skip
+        for name in ("BALANCED", "split_flags_ptr", "MERGE_STREAMS"):
             constants.pop(name, None)
         constants.update(BLOCK_B=64, LONG_PARTIALS=long_partials)
         kernel = merge_by_length_kernel

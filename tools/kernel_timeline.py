@@ -22,7 +22,7 @@ import splitkv
 from splitkv import warp_specialized as ws
 from splitkv.bench.shapes import special_shapes
 from splitkv.bench.sweep import L2_MULTIPLE
-from splitkv.mla import merge_follows, merge_workspace, mla_stage_one
+from splitkv.mla import merge_follows, merge_programs, merge_workspace, mla_stage_one
 from splitkv.testing import random_mla_case
 
 SHAPES = {"ragged": "ragged", "one-long": "1x327600"}
@@ -110,7 +110,7 @@ def decode_call(lengths: list[int], args, seed: int, knobs: dict):
         merge_workspace(plan, case.seq_lens, out, lse, max_seq_len=max_seq_len,
                         whole_pieces=plan.whole_pieces, program_times=times)  # fmt: skip
 
-    call.merge_programs = batch * qlen * heads * plan.merge_d_split // plan.merge_rows
+    call.merge_programs = merge_programs(plan, batch, qlen * heads) * plan.merge_d_split
     call.merge_d_split = plan.merge_d_split
     return call
 
@@ -140,11 +140,13 @@ def merge_stamp_summary(stamps: list[torch.Tensor]) -> dict:
 
 
 def merge_tail(times: torch.Tensor, d_split: int, count: int = 24) -> list[dict]:
-    """The merge programs that end last in one call (`since_first_wait`): their query row
-    (request x qlen x heads order) and column slice, start, wait's end and end."""
+    """The merge programs that end last in one call (`since_first_wait`): their program (a
+    query row in request x qlen x heads order where one row goes a program; else the grid's
+    order: merge_rows rows a program, and with merge_long_partials the long slots' rows
+    first), column slice, start, wait's end and end."""
     rel = since_first_wait(times)
     order = rel[:, 2].nan_to_num(-1.0).argsort(descending=True)[:count]
-    return [{"row": int(p) // d_split, "slice": int(p) % d_split,
+    return [{"program": int(p) // d_split, "slice": int(p) % d_split,
              "start": round(rel[p, 0].item(), 2), "waited": round(rel[p, 1].item(), 2),
              "end": round(rel[p, 2].item(), 2)} for p in order]  # fmt: skip
 
@@ -184,8 +186,6 @@ def main() -> None:
         knobs["whole_pieces"] = args.whole_pieces
     if args.merge_streams:
         knobs["merge_streams"] = True
-    if args.merge_stamps:  # the merge sized by partials records no program times
-        knobs["merge_long_partials"] = 0
     decode_calls = [decode_call(lengths, args, seed, knobs) for seed in range(copies)]
     stamps = None
     if args.merge_stamps:

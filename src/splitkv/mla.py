@@ -304,9 +304,9 @@ def merge_workspace(
     natural-log logit per head added to each row's softmax denominator (GQA). whole_pieces
     (balanced): stage 1 wrote the rows of every request one piece held (the Gluon program loop
     with the plan's `whole_pieces`); their programs return before reading any partial.
-    program_times: an int64 tensor of [programs, 3] that gets each program's start, end of its
-    wait for stage 1 and end on the GPU's global timer (tools/kernel_timeline.py; NVIDIA
-    only).
+    program_times: an int64 tensor of [programs, 3] (`merge_programs` x merge_d_split rows)
+    that gets each program's start, end of its wait for stage 1 and end on the GPU's global
+    timer (tools/kernel_timeline.py; NVIDIA only).
 
     Both launchers' second half; the benchmarks also call it alone to time the merge (the
     workspace must then hold a stage-1 result for these seq_lens).
@@ -314,17 +314,14 @@ def merge_workspace(
     batch, qlen, num_heads, _ = out.shape
     balanced = plan.schedule == "balanced"
     if balanced and plan.merge_long_partials:
-        if program_times is not None:
-            raise ValueError("program_times: the merge sized by partials (the plan's "
-                             "merge_long_partials) records no program times")  # fmt: skip
         merge_by_length(plan, seq_lens, out, lse, max_seq_len=max_seq_len,
-                        window_left=window_left, sinks=sinks,
-                        whole_pieces=whole_pieces)  # fmt: skip
+                        window_left=window_left, sinks=sinks, whole_pieces=whole_pieces,
+                        program_times=program_times)  # fmt: skip
         return
     lse_arg, lse_strides = lse_args(lse, out)
     with on_device(out.device):
         merge = merge_rows_kernel if plan.merge_rows > 1 else merge_splits_kernel
-        merge[(batch * qlen * num_heads // plan.merge_rows, plan.merge_d_split)](
+        merge[(merge_programs(plan, batch, qlen * num_heads), plan.merge_d_split)](
             plan.workspace.partial_o,
             plan.workspace.partial_lse,
             seq_lens,
@@ -350,17 +347,16 @@ def merge_workspace(
 
 def merge_by_length(plan: DecodePlan, seq_lens: torch.Tensor, out: torch.Tensor,
                     lse: torch.Tensor | None, *, max_seq_len: int, window_left: int,
-                    sinks: torch.Tensor | None, whole_pieces: bool) -> None:  # fmt: skip
+                    sinks: torch.Tensor | None, whole_pieces: bool,
+                    program_times: torch.Tensor | None = None) -> None:  # fmt: skip
     """`merge_workspace` for a balanced plan with `merge_long_partials`: the requests of more
     partials one row a program, the rest `merge_rows` a program (kernels/merge_by_length.py).
     The long programs cover as many requests as can have that many partials, so the grid
-    depends on the plan alone."""
+    depends on the plan alone (`merge_programs`)."""
     batch, qlen, num_heads, _ = out.shape
-    rows = qlen * num_heads
     lse_arg, lse_strides = lse_args(lse, out)
-    long_slots = min(batch, (plan.num_programs - 1) // plan.merge_long_partials)
     with on_device(out.device):
-        merge_by_length_kernel[(long_slots * rows + batch * rows // plan.merge_rows,
+        merge_by_length_kernel[(merge_programs(plan, batch, qlen * num_heads),
                                 plan.merge_d_split)](
             plan.workspace.partial_o,
             plan.workspace.partial_lse,
@@ -373,13 +369,30 @@ def merge_by_length(plan: DecodePlan, seq_lens: torch.Tensor, out: torch.Tensor,
             sinks if sinks is not None else plan.workspace.partial_lse,
             batch,
             plan.num_programs,
-            long_slots,
+            long_slots(plan, batch),
             *out.stride()[:3],
             *lse_strides,
             BLOCK_B=next_pow2(batch),
             LONG_PARTIALS=plan.merge_long_partials,
+            program_times_ptr=program_times,
+            TIME_PROGRAMS=program_times is not None,
             **merge_constants(plan, out, lse, window_left, sinks, whole_pieces),
         )  # fmt: skip
+
+
+def merge_programs(plan: DecodePlan, batch: int, rows: int) -> int:
+    """The merge's programs a column slice for `batch` requests of `rows` query rows: one per
+    `merge_rows` rows, and with `merge_long_partials` (balanced) one a row for each request
+    that can have more partials (kernels/merge_by_length.py) before them."""
+    if plan.schedule == "balanced" and plan.merge_long_partials:
+        return long_slots(plan, batch) * rows + batch * rows // plan.merge_rows
+    return batch * rows // plan.merge_rows
+
+
+def long_slots(plan: DecodePlan, batch: int) -> int:
+    """The requests the merge sized by partials gives one-row programs: as many as can have
+    more than `merge_long_partials` partials (their pieces share at most boundary programs)."""
+    return min(batch, (plan.num_programs - 1) // plan.merge_long_partials)
 
 
 def merge_constants(plan: DecodePlan, out: torch.Tensor, lse: torch.Tensor | None,

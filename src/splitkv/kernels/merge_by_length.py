@@ -28,6 +28,7 @@ from splitkv.kernels.merge import merged_seq_len, piece_range
 from splitkv.kernels.merge_rows import fold_row_partials
 from splitkv.kernels.online_softmax import output_rows
 from splitkv.kernels.rows import row_offsets
+from splitkv.kernels.timer import stamp
 
 
 @triton.jit
@@ -65,18 +66,23 @@ def merge_by_length_kernel(
     WHOLE_PIECES: tl.constexpr = False,  # one-piece requests were written by stage 1
     RELEASE_NEXT: tl.constexpr = False,  # the next call's stage 1 starts early (early_start)
     ROWS_PER_PROGRAM: tl.constexpr = 2,  # the short requests' rows a program
+    program_times_ptr=None,  # TIME_PROGRAMS: [programs, 3] int64 ns: start, after the wait, end
+    TIME_PROGRAMS: tl.constexpr = False,
 ):
     ROWS: tl.constexpr = QLEN * NUM_HEADS
     R: tl.constexpr = ROWS_PER_PROGRAM
     tl.static_assert(ROWS % R == 0, "a program's rows belong to one request")
     program = tl.program_id(0)
     slice_id = tl.program_id(1)  # which BLOCK_D columns
+    times_at = 3 * (program * tl.num_programs(1) + slice_id)  # TIME_PROGRAMS: its stamps
+    stamp(program_times_ptr, times_at, TIME_PROGRAMS)
     release_dependent_grid(RELEASE_NEXT)
     offs_d = slice_id * BLOCK_D + tl.arange(0, BLOCK_D)
     d_ok = offs_d < HEAD_DIM_V
     long_programs = long_slots * ROWS
     # A programmatic dependent of stage 1: no partial (nor piece range) before it finished.
     wait_for_prior_grid(WAIT_FOR_STAGE_1)
+    stamp(program_times_ptr, times_at + 1, TIME_PROGRAMS)
     if program < long_programs:
         request = kth_long_request(seq_lens_ptr, piece_ranges_ptr, program // ROWS, batch,
                                    max_seq_len, window_left, num_programs, QLEN,
@@ -101,6 +107,7 @@ def merge_by_length_kernel(
                       stride_lse_head, NUM_HEADS, QLEN, HEAD_DIM_V, SPLIT_BLOCK_N,
                       R, BLOCK_D, LONG_PARTIALS, LONG_PARTIALS, WRITE_LSE, HAS_WINDOW,
                       HAS_SINKS, WHOLE_PIECES)  # fmt: skip
+    stamp(program_times_ptr, times_at + 2, TIME_PROGRAMS)
 
 
 @triton.jit
