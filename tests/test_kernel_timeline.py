@@ -38,4 +38,4 @@ def test_merge_stamps_measure_from_the_first_wait_end(timeline):
     assert summary["last_start"] == 1.5 and summary["last_end"] == 4.0
     assert summary["run_max"] == 3.0
     tail = timeline.merge_tail(times, d_split=2, count=2)
-    assert [(t["row"], t["slice"], t["end"]) for t in tail] == [(1, 0, 4.0), (0, 1, 2.0)]
+    assert [(t["program"], t["slice"], t["end"]) for t in tail] == [(1, 0, 4.0), (0, 1, 2.0)]
