@@ -26,6 +26,18 @@ def gqa_decode_corrupt(gqa, plan, pages: dict, lengths: dict) -> None:
     splitkv.gqa_decode(gqa.q, gqa.k_cache, gqa.v_cache, table, lens, plan=plan)
 
 
+def mla_decode_corrupt(case, plan, pages: dict, lengths: dict) -> None:
+    """`case.args` decoded (MLA) with page ids (`pages`: {(request, column): id}) and lengths
+    (`lengths`: {request: length}) past every bound, as `gqa_decode_corrupt`."""
+    table = case.page_table.clone()
+    for where, page in pages.items():
+        table[where] = page
+    lens = case.seq_lens.clone()
+    for request, length in lengths.items():
+        lens[request] = length
+    splitkv.mla_decode(case.q, case.kv_cache, table, lens, plan=plan)
+
+
 def gqa_default_then_corrupt(lengths: list, heads: tuple, page_size: int, dev: str,
                              expect: dict, pages: dict, corrupt_lengths: dict,
                              qlen: int = 1, preset: str | None = None) -> None:  # fmt: skip
@@ -131,13 +143,7 @@ def merge_by_length_cases(dev: str) -> None:
     assert plan.merge_long_partials > 0, plan
     out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
     check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
-    table = case.page_table.clone()
-    table[0, 3] = 1 << 30
-    table[-1, -1] = -3
-    lens = case.seq_lens.clone()
-    lens[0] = 1 << 30
-    lens[-1] = -9
-    splitkv.mla_decode(case.q, case.kv_cache, table, lens, plan=plan)
+    mla_decode_corrupt(case, plan, {(0, 3): 1 << 30, (-1, -1): -3}, {0: 1 << 30, -1: -9})
     ragged = [1, 63, 700, 3000, 5]
     gqa = random_gqa_case(ragged, 64, 8, 64, page_size=16, sinks=True, dtype=torch.bfloat16,
                           device=dev)  # fmt: skip
@@ -192,19 +198,14 @@ def main() -> None:
             out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
             check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
         # Corrupt inputs, no validate: wrong rows allowed, out-of-bounds accesses not.
-        table = case.page_table.clone()
-        table[0, 0] = 1 << 30
-        table[-1, -1] = -3
-        lens = case.seq_lens.clone()
-        lens[0] = 1 << 30
-        lens[-1] = -9
-        splitkv.mla_decode(case.q, case.kv_cache, table, lens)
+        corrupt = ({(0, 0): 1 << 30, (-1, -1): -3}, {0: 1 << 30, -1: -9})
+        mla_decode_corrupt(case, None, *corrupt)
         if page_size in (1, 100):  # the same on the Gluon program loop's gathered rows
             gathered = splitkv.plan_decode(len(lengths), max(lengths) + page_size, heads,
                                            qlen=qlen, page_size=page_size, device=dev,
                                            schedule="balanced",
                                            warp_specialized=True)  # fmt: skip
-            splitkv.mla_decode(case.q, case.kv_cache, table, lens, plan=gathered)
+            mla_decode_corrupt(case, gathered, *corrupt)
     for page_size, qlen, (q_heads, kv_heads, dim) in [
         (1, 1, (8, 1, 128)),
         (16, 3, (64, 8, 64)),
