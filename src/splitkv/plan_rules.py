@@ -421,11 +421,13 @@ def default_long_partials(batch_size: int, num_programs: int, rows: int,
     batch of many short requests beside a long one those launches are the merge's cost after
     stage 1; folding a request of up to LONG_PARTIALS partials LONG_PARTIALS_ROWS rows a
     program, and the longer ones one row a program (kernels/merge_by_length.py), cut them
-    (H100, 12 heads, 1 x 327,600 + 47 short: qlen 4 196.0 -> 190.7 us, qlen 2 180.4 -> 178.3;
-    docs/perf.md run240). Off where the batch has no more requests than the grid's long slots
-    ((num_programs - 1) // LONG_PARTIALS): every request may then be long, the launches are
-    few, and the slots' search only adds to the long rows' path (ragged batch of 8, qlen 2:
-    161.7 -> 163.0 us), and where no 2 rows divide heads x qlen."""
+    (H100, 12 heads, 1 x 327,600 + 47 short: qlen 4 196.0 -> 190.7 us, qlen 2 180.4 -> 178.3,
+    docs/perf.md run240; held out, run241: 16 heads qlen 4 / 8 -3.4 / -5.8%, 128 heads qlen
+    1 / 4 / 8 -4.5 to -5.1%, but 12 and 16 heads qlen 1 +0.3%). Off where the batch has no
+    more requests than the grid's long slots ((num_programs - 1) // LONG_PARTIALS): every
+    request may then be long, the launches are few, and the slots' search only adds to the
+    long rows' path (ragged batch of 8, qlen 2: 161.7 -> 163.0 us), and where no 2 rows
+    divide heads x qlen."""
     short_rows = math.gcd(rows, LONG_PARTIALS_ROWS)
     if batch_size <= (num_programs - 1) // LONG_PARTIALS or short_rows == 1:
         return 0, merge_rows
