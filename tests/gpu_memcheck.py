@@ -13,28 +13,29 @@ import splitkv
 from splitkv.testing import check_against_reference, random_gqa_case, random_mla_case
 
 
-def gqa_decode_corrupt(gqa, plan, pages: dict, lengths: dict) -> None:
-    """`gqa.args` decoded with page ids (`pages`: {(request, column): id}) and lengths
-    (`lengths`: {request: length}) past every bound: whatever it returns, it must stay within
-    the buffers."""
-    table = gqa.page_table.clone()
-    for where, page in pages.items():
-        table[where] = page
-    lens = gqa.seq_lens.clone()
-    for request, length in lengths.items():
-        lens[request] = length
-    splitkv.gqa_decode(gqa.q, gqa.k_cache, gqa.v_cache, table, lens, plan=plan)
-
-
-def mla_decode_corrupt(case, plan, pages: dict, lengths: dict) -> None:
-    """`case.args` decoded (MLA) with page ids (`pages`: {(request, column): id}) and lengths
-    (`lengths`: {request: length}) past every bound, as `gqa_decode_corrupt`."""
+def corrupted(case, pages: dict, lengths: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """Copies of the case's page table and lengths with page ids (`pages`: {(request, column):
+    id}) and lengths (`lengths`: {request: length}) past every bound."""
     table = case.page_table.clone()
     for where, page in pages.items():
         table[where] = page
     lens = case.seq_lens.clone()
     for request, length in lengths.items():
         lens[request] = length
+    return table, lens
+
+
+def gqa_decode_corrupt(gqa, plan, pages: dict, lengths: dict) -> None:
+    """`gqa.args` decoded with the `corrupted` table and lengths: whatever it returns, it must
+    stay within the buffers."""
+    table, lens = corrupted(gqa, pages, lengths)
+    splitkv.gqa_decode(gqa.q, gqa.k_cache, gqa.v_cache, table, lens, plan=plan)
+
+
+def mla_decode_corrupt(case, plan, pages: dict, lengths: dict) -> None:
+    """`case.args` decoded (MLA) with the `corrupted` table and lengths, as
+    `gqa_decode_corrupt`."""
+    table, lens = corrupted(case, pages, lengths)
     splitkv.mla_decode(case.q, case.kv_cache, table, lens, plan=plan)
 
 
@@ -352,10 +353,7 @@ def main() -> None:
         tma = splitkv.plan_decode(len(lengths), 4160, 12, device=dev, kv_tma=True, **knobs)
         out, lse = splitkv.mla_decode(*case.args, plan=tma, validate=True)
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
-        table = case.page_table.clone()
-        table[0, 0] = 1 << 30
-        table[-1, -1] = -3
-        splitkv.mla_decode(case.q, case.kv_cache, table, lens, plan=tma)
+        mla_decode_corrupt(case, tma, {(0, 0): 1 << 30, (-1, -1): -3}, {0: 1 << 30, 1: -4})
     gqa = random_gqa_case(
         lengths, 32, 8, 128, qlen=1, page_size=16, dtype=torch.bfloat16, device=dev
     )
