@@ -1,8 +1,8 @@
 # Sourced by a device call's script (`benchmarks/results/*/runNNN.sh`, run from the checkout's
 # root): the start every call shares and the helpers its parts use.
 #   $L        the folder of the call's logs (under $OUT), with rev.txt and gpu_env.txt in it
-#             (rev.txt: the copy's HEAD, which is the session's base commit, not the working
-#             tree the call ran; the tree's version from pyproject.toml beside it)
+#             (rev.txt: the copy's HEAD, which may be older than the working tree the call
+#             ran, so the tree's version and a digest of its src/ beside it)
 #   fits N P  true when part P's N seconds still fit before the call's CALL_LIMIT (580 s)
 #   ab NAME LIMIT ARGS...  tools/gqa_plan_ab.py --rounds 2 ARGS, its summary, its wrong results
 #   bench NAME LIMIT ARGS...  `splitkv bench ARGS --out $L/NAME --tag NAME`, its log in
@@ -23,7 +23,10 @@ set -o pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 L=$OUT/logs
 mkdir -p "$L"
-{ git rev-parse HEAD; grep -m1 '^version' pyproject.toml; } > "$L/rev.txt"
+# The copy's HEAD may be older than its tree: the digest of src/ names the tree (the same
+# line run in a checkout gives the same digest).
+src_digest=$(find src -name '*.py' | LC_ALL=C sort | xargs cat | sha1sum | cut -c1-12)
+{ git rev-parse HEAD; grep -m1 '^version' pyproject.toml; echo "src $src_digest"; } > "$L/rev.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$L/gpu_env.txt"
 CALL_LIMIT=${CALL_LIMIT:-580}
 
