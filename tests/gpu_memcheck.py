@@ -6,11 +6,20 @@ PYTORCH_NO_CUDA_MEMORY_CACHING=1, or torch's caching allocator hides out-of-boun
 """
 
 import sys
+import time
 
 import torch
 
 import splitkv
 from splitkv.testing import check_against_reference, random_gqa_case, random_mla_case
+
+STARTED = time.monotonic()
+
+
+def reached(part: str) -> None:
+    """A line as each part ends, so that a run cut by its time limit says how far it got (the
+    sanitizer's cold compiles take most of a run)."""
+    print(f"{time.monotonic() - STARTED:.0f} s: {part} done", flush=True)
 
 
 def corrupted(case, pages: dict, lengths: dict) -> tuple[torch.Tensor, torch.Tensor]:
@@ -207,6 +216,7 @@ def main() -> None:
                                            schedule="balanced",
                                            warp_specialized=True)  # fmt: skip
             mla_decode_corrupt(case, gathered, *corrupt)
+    reached("MLA pages and plans")
     for page_size, qlen, (q_heads, kv_heads, dim) in [
         (1, 1, (8, 1, 128)),
         (16, 3, (64, 8, 64)),
@@ -236,6 +246,7 @@ def main() -> None:
         out, lse = splitkv.gqa_decode(*case.args, plan=one, validate=True, sinks=sinks)
         check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args, sinks=sinks))
         gqa_decode_corrupt(case, one, {(1, 0): -(1 << 30)}, {2: 1 << 30})
+    reached("GQA pages, windows and sinks")
     # The shared-prefix cascade: stacked rows, shifted suffix tables, a member ending inside
     # its prefix (leading its group: the prefix pass must read a member taking part), a
     # request in no group.
@@ -250,6 +261,7 @@ def main() -> None:
                           prefix_groups=[([0, 1, 2], 48), ([3, 4], 32)])  # fmt: skip
     shared_prefix_then_corrupt(splitkv.gqa_decode_shared_prefix, splitkv.reference.gqa_decode,
                                gqa, [([2, 0, 1], 3), ([3, 4], 2)], sinks=gqa.sinks)  # fmt: skip
+    reached("shared-prefix cascades")
     # The balanced schedule (one program per piece slot) and merge_states, corrupt lengths too.
     lengths = [1, 63, 64, 65, 4096, 0, 2]
     case = random_mla_case(lengths, 12, page_size=64, dtype=torch.bfloat16, device=dev)
@@ -291,6 +303,7 @@ def main() -> None:
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
         splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=streams)
         assert not streams.workspace.split_flags.any()
+    reached("balanced Triton plans and merge_streams")
     # The balanced program loop on the warp-specialized Gluon kernels (Hopper): 64-row tiles,
     # and 16, 32 and (opt-in) 64 rows with the keys as rows; then with whole pieces (one-piece
     # requests' rows and lse written by stage 1) and early start (launched as a dependent of
@@ -344,6 +357,7 @@ def main() -> None:
                 bad = wide.seq_lens.clone()
                 bad[0], bad[1] = 1 << 30, -4
                 splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=turns)
+    reached("Gluon kernels")
     # Key blocks by bulk tensor copies (kv_tma): tails, an empty request, corrupt inputs.
     for knobs in (
         {},
@@ -376,6 +390,7 @@ def main() -> None:
     for page_size, heads in [(1, (8, 1, 128)), (256, (64, 8, 64))]:
         gqa_default_then_corrupt(ragged, heads, page_size, dev, {"schedule": "balanced"},
                                  {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})  # fmt: skip
+    reached("bulk copies and GQA balanced tiles")
     # Merge programs of several rows (merge_rows): balanced rows with sinks 8 a program,
     # uniform splits 4 a program; checked, then with corrupt lengths and page ids.
     for (q_heads, kv_heads, dim), knobs in [
@@ -407,6 +422,7 @@ def main() -> None:
     gqa_default_then_corrupt([16384] * 3, (64, 8, 128), 16, dev, wide_uniform,
                              {(1, 5): 1 << 30, (2, -1): -5}, {0: 1 << 30, 2: -3}, qlen=4,
                              preset="h100")  # fmt: skip
+    reached("GQA merge rows and long-split tiles")
     wide_uniform_tiles(dev)
     merge_by_length_cases(dev)
     default_one_splits(dev)
