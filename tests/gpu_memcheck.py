@@ -14,6 +14,8 @@ import splitkv
 from splitkv.testing import check_against_reference, random_gqa_case, random_mla_case
 
 STARTED = time.monotonic()
+BALANCED_LENGTHS = [1, 63, 64, 65, 4096, 0, 2]  # empty, one-key, page-edge and long requests
+RAGGED = [1, 63, 700, 3000, 5]
 
 
 def reached(part: str) -> None:
@@ -154,7 +156,7 @@ def merge_by_length_cases(dev: str) -> None:
     out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
     check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
     mla_decode_corrupt(case, plan, {(0, 3): 1 << 30, (-1, -1): -3}, {0: 1 << 30, -1: -9})
-    ragged = [1, 63, 700, 3000, 5]
+    ragged = RAGGED
     gqa = random_gqa_case(ragged, 64, 8, 64, page_size=16, sinks=True, dtype=torch.bfloat16,
                           device=dev)  # fmt: skip
     plan = splitkv.plan_decode(len(ragged), max(ragged), 64, kind="gqa", page_size=16,
@@ -163,12 +165,11 @@ def merge_by_length_cases(dev: str) -> None:
     out, lse = splitkv.gqa_decode(*gqa.args, plan=plan, sinks=gqa.sinks)
     check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args, sinks=gqa.sinks))
     gqa_decode_corrupt(gqa, plan, {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})
-    torch.cuda.synchronize()
 
 
-def main() -> None:
-    torch.manual_seed(0)
-    dev = "cuda"
+def mla_pages(dev: str) -> None:
+    """MLA over pages of 1 to 528 keys at qlen 1 to 4 and 12 to 128 heads: one and 16
+    uniform splits, the balanced Triton tile and Gluon loop, checked, then corrupt inputs."""
     for page_size, qlen, heads, lengths in [
         (1, 1, 12, [0, 1, 70, 300]),
         (64, 4, 16, [4, 63, 64, 65, 1000]),
@@ -216,7 +217,11 @@ def main() -> None:
                                            schedule="balanced",
                                            warp_specialized=True)  # fmt: skip
             mla_decode_corrupt(case, gathered, *corrupt)
-    reached("MLA pages and plans")
+
+
+def gqa_pages(dev: str) -> None:
+    """GQA over pages of 1, 16 and 24 keys with a window, a logit cap and sinks, and one split
+    writing the output itself; checked, then corrupt inputs."""
     for page_size, qlen, (q_heads, kv_heads, dim) in [
         (1, 1, (8, 1, 128)),
         (16, 3, (64, 8, 64)),
@@ -246,7 +251,10 @@ def main() -> None:
         out, lse = splitkv.gqa_decode(*case.args, plan=one, validate=True, sinks=sinks)
         check_against_reference(out, lse, *splitkv.reference.gqa_decode(*case.args, sinks=sinks))
         gqa_decode_corrupt(case, one, {(1, 0): -(1 << 30)}, {2: 1 << 30})
-    reached("GQA pages, windows and sinks")
+
+
+def shared_prefix(dev: str) -> None:
+    """The MLA and GQA shared-prefix cascades, checked, then corrupt lengths."""
     # The shared-prefix cascade: stacked rows, shifted suffix tables, a member ending inside
     # its prefix (leading its group: the prefix pass must read a member taking part), a
     # request in no group.
@@ -261,10 +269,15 @@ def main() -> None:
                           prefix_groups=[([0, 1, 2], 48), ([3, 4], 32)])  # fmt: skip
     shared_prefix_then_corrupt(splitkv.gqa_decode_shared_prefix, splitkv.reference.gqa_decode,
                                gqa, [([2, 0, 1], 3), ([3, 4], 2)], sinks=gqa.sinks)  # fmt: skip
-    reached("shared-prefix cascades")
-    # The balanced schedule (one program per piece slot) and merge_states, corrupt lengths too.
-    lengths = [1, 63, 64, 65, 4096, 0, 2]
+
+
+def balanced_triton(dev: str) -> None:
+    """The balanced Triton plans (one program per piece slot, the program loop with and
+    without bulk copies, the merge sized by partials) and merge_streams, checked, then corrupt
+    lengths."""
+    lengths = BALANCED_LENGTHS
     case = random_mla_case(lengths, 12, page_size=64, dtype=torch.bfloat16, device=dev)
+    # The balanced schedule (one program per piece slot) and merge_states, corrupt lengths too.
     for programs in (1, 7, 300):
         plan = splitkv.plan_decode(
             len(lengths), 4160, 12, device=dev, schedule="balanced", num_programs=programs
@@ -303,7 +316,12 @@ def main() -> None:
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
         splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=streams)
         assert not streams.workspace.split_flags.any()
-    reached("balanced Triton plans and merge_streams")
+
+
+def gluon(dev: str) -> None:
+    """The warp-specialized Gluon kernels (Hopper only): the balanced program loop's tiles and
+    the uniform kernel's consumers, checked, then corrupt lengths."""
+    lengths = BALANCED_LENGTHS
     # The balanced program loop on the warp-specialized Gluon kernels (Hopper): 64-row tiles,
     # and 16, 32 and (opt-in) 64 rows with the keys as rows; then with whole pieces (one-piece
     # requests' rows and lse written by stage 1) and early start (launched as a dependent of
@@ -357,7 +375,15 @@ def main() -> None:
                 bad = wide.seq_lens.clone()
                 bad[0], bad[1] = 1 << 30, -4
                 splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=turns)
-    reached("Gluon kernels")
+
+
+def bulk_copies(dev: str) -> None:
+    """Key blocks by bulk tensor copies (kv_tma), the balanced GQA plan with a window, and
+    the balanced 16-row GQA default tile over pages of 1 and 256 keys; checked, then corrupt
+    inputs."""
+    lengths = BALANCED_LENGTHS
+    case = random_mla_case(lengths, 12, page_size=64, dtype=torch.bfloat16, device=dev)
+    ragged = RAGGED
     # Key blocks by bulk tensor copies (kv_tma): tails, an empty request, corrupt inputs.
     for knobs in (
         {},
@@ -386,11 +412,15 @@ def main() -> None:
     check_against_reference(out, lse, *splitkv.reference.gqa_decode(*gqa.args, window_left=100))
     # The balanced 16-row GQA default tile (3 stages, page ids a block ahead) over one-key and
     # 256-key pages, then corrupt lengths and page ids.
-    ragged = [1, 63, 700, 3000, 5]
     for page_size, heads in [(1, (8, 1, 128)), (256, (64, 8, 64))]:
         gqa_default_then_corrupt(ragged, heads, page_size, dev, {"schedule": "balanced"},
                                  {(3, 0): 1 << 30, (2, -1): -5}, {0: 1 << 30, 4: -2})  # fmt: skip
-    reached("bulk copies and GQA balanced tiles")
+
+
+def gqa_merge_rows(dev: str) -> None:
+    """GQA merge programs of several rows, and the long-split and H100 uniform tiles;
+    checked, then corrupt inputs."""
+    ragged = RAGGED
     # Merge programs of several rows (merge_rows): balanced rows with sinks 8 a program,
     # uniform splits 4 a program; checked, then with corrupt lengths and page ids.
     for (q_heads, kv_heads, dim), knobs in [
@@ -422,24 +452,49 @@ def main() -> None:
     gqa_default_then_corrupt([16384] * 3, (64, 8, 128), 16, dev, wide_uniform,
                              {(1, 5): 1 << 30, (2, -1): -5}, {0: 1 << 30, 2: -3}, qlen=4,
                              preset="h100")  # fmt: skip
-    reached("GQA merge rows and long-split tiles")
-    wide_uniform_tiles(dev)
-    merge_by_length_cases(dev)
-    default_one_splits(dev)
-    packed_kv_heads(dev)
+
+
+def merge_states_lanes(dev: str) -> None:
+    """splitkv.merge_states over 5 states, one of them empty (lse -inf)."""
     states = torch.randn(5, 7, 12, 512, device=dev, dtype=torch.bfloat16)
     state_lses = torch.randn(5, 7, 12, device=dev)
     state_lses[2] = float("-inf")
     splitkv.merge_states(states, state_lses)
-    torch.cuda.synchronize()
+
+
+# Each part runs alone with `tests/gpu_memcheck.py PART` (tools/memcheck.sh runs them as
+# parallel processes: the sanitizer's cold compiles are most of a run, one process at a time).
+PARTS = {
+    "mla_pages": mla_pages,
+    "gqa_pages": gqa_pages,
+    "shared_prefix": shared_prefix,
+    "balanced_triton": balanced_triton,
+    "gluon": gluon,
+    "bulk_copies": bulk_copies,
+    "gqa_merge_rows": gqa_merge_rows,
+    "wide_uniform_tiles": wide_uniform_tiles,
+    "merge_by_length": merge_by_length_cases,
+    "default_one_splits": default_one_splits,
+    "packed_kv_heads": packed_kv_heads,
+    "merge_states": merge_states_lanes,
+}
+
+
+def main(names: list[str]) -> None:
+    """The parts `names` (every part where empty), each from seed 0."""
+    unknown = sorted(set(names) - set(PARTS))
+    if unknown:
+        raise SystemExit(f"unknown parts {unknown}; the parts: {' '.join(PARTS)}")
+    for name in names or PARTS:
+        torch.manual_seed(0)
+        PARTS[name]("cuda")
+        torch.cuda.synchronize()
+        reached(name)
     print("memcheck subset: all calls finished")
 
 
 if __name__ == "__main__":
-    # `merge_by_length`: only `merge_by_length_cases` (a quick check of that kernel alone).
-    if sys.argv[1:] == ["merge_by_length"]:
-        torch.manual_seed(0)
-        merge_by_length_cases("cuda")
-        print("memcheck subset: merge_by_length calls finished")
+    if sys.argv[1:] == ["--list"]:
+        print(" ".join(PARTS))
     else:
-        main()
+        main(sys.argv[1:])

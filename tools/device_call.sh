@@ -8,10 +8,10 @@
 #   bench NAME LIMIT ARGS...  `splitkv bench ARGS --out $L/NAME --tag NAME`, its log in
 #             $L/NAME.txt and its shape and p50 rows printed as they come (a call cut at the
 #             device's limit still returns the rows it printed)
-#   memcheck LIMIT [merge_by_length]  tools/memcheck.sh (the memcheck subset, or only that
-#             kernel's cases), its log in $L/memcheck.txt (on
-#             the H100 ~60 s on a warm compile cache, over 240 s on a cold one: run it after a
-#             bench of the same call, or give it 400 s)
+#   memcheck LIMIT [PART ...]  tools/memcheck.sh (every part of the memcheck subset, each its
+#             own sanitizer process, all at once; or the parts named), its log in
+#             $L/memcheck.txt (one process for the whole subset did not finish in 470 s cold:
+#             session 76's run245)
 #   src_variant NAME FILE SED [FILE SED ...]  a copy of src/ at /tmp/NAME/src with each sed
 #             expression applied to its file (a path under src/splitkv/kernels/), each edit's
 #             changed lines printed (an A/B of a compile-time constant: PYTHONPATH=/tmp/NAME/src)
