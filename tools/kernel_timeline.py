@@ -29,6 +29,9 @@ SHAPES = {"ragged": "ragged", "one-long": "1x327600"}
 # Input copies rotate as in the benchmark (L2_MULTIPLE), up to 8 (the benchmark's cap is 32;
 # session 14's timelines ran with 8).
 MAX_COPIES = 8
+# Merge knobs a run may pin (an A/B of the merge's tiling: the planner's default otherwise).
+MERGE_KNOBS = ("merge_long_partials", "merge_rows", "merge_block_s", "merge_d_split",
+               "merge_num_warps")  # fmt: skip
 
 
 def kernel_events(trace_path: Path) -> list[dict]:
@@ -164,6 +167,9 @@ def main() -> None:
     parser.add_argument("--whole-pieces", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--merge-streams", action="store_true",
                         help="the plan's merge_streams (no wait in its merge)")  # fmt: skip
+    for knob in MERGE_KNOBS:
+        parser.add_argument(f"--{knob.replace('_', '-')}", type=int, default=None,
+                            help=f"the plan's {knob}")  # fmt: skip
     parser.add_argument("--early-blocks", type=int, default=None,
                         help="warp_specialized.EARLY_BLOCKS for this run")  # fmt: skip
     parser.add_argument("--merge-stamps", action="store_true",
@@ -186,6 +192,7 @@ def main() -> None:
         knobs["whole_pieces"] = args.whole_pieces
     if args.merge_streams:
         knobs["merge_streams"] = True
+    knobs.update({k: getattr(args, k) for k in MERGE_KNOBS if getattr(args, k) is not None})
     decode_calls = [decode_call(lengths, args, seed, knobs) for seed in range(copies)]
     stamps = None
     if args.merge_stamps:
