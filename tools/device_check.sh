@@ -17,5 +17,7 @@ workers=$(python3 -c "import xdist" 2>/dev/null && echo "-n 8")
 python3 -m pytest tests -q -rA --durations=15 -p no:cacheprovider $workers "$@" 2>&1 \
   | tee "$out/pytest_gpu.log"
 status=$?
-bash tools/memcheck.sh 2>&1 | tail -40 | tee "$out/memcheck.log"
-exit $(( status || $? ))
+bash tools/memcheck.sh > "$out/memcheck.log" 2>&1
+memcheck_status=$?
+grep -E "^== |ERROR SUMMARY|^memcheck:" "$out/memcheck.log"
+exit $(( status || memcheck_status ))
