@@ -1,4 +1,4 @@
-# Session 76 (carry run247.sh and .peers; either GPU; ~470 s on an H100; written after the
+# Session 76 (carry run247.sh and .peers; either GPU; ~330 s on an H100; written after the
 # session's device time ran out). On an H200 first issue 5's standing (`issue5_on_h200`).
 # run244 (launch order) and run246 (half the launches: 4 slices of 128 on 2 warps) left the
 # default merge sized by partials level: its tail is the programs' work, ~5 waves of ~1 us
@@ -11,8 +11,8 @@
 # one-long 12 heads x qlen 4: lp16 960 (8 long slots), lp8 1,344 (16), lp4 2,112 (32), st4
 # 960. Interpreter: tests/test_merge_by_length.py 13 passed on st4.
 # Variants (pinned knobs: each is the merge sized by partials as named), two rounds, 12 and 16
-# heads one-long qlen 1 / 2 / 4 / 8, `--merge-time`: lp8r4s16, lp4r4s16, st4 (lp16 r4 s16)
-# against the default. Then the merge stamps of the default and st4 (one-long qlen 4).
+# heads (128 held out) one-long qlen 1 / 2 / 4 / 8, `--merge-time`: lp8r4s16, lp4r4s16, st4
+# (lp16 r4 s16) against the default. Then the merge stamps of the default and st4 (one-long qlen 4).
 # Predictions: docs/perf.md "Session 76: predictions for run247".
 CALL_LIMIT=${CALL_LIMIT:-560}
 source tools/device_call.sh
@@ -21,7 +21,7 @@ src_variant st4 merge_by_length.py \
   's|^                      R, BLOCK_D, LONG_PARTIALS, LONG_PARTIALS, WRITE_LSE, HAS_WINDOW,$|                      R, BLOCK_D, 4, LONG_PARTIALS, WRITE_LSE, HAS_WINDOW,|'
 timeout 60 python3 /tmp/st4/tools/inspect_merge.py --block-d 64 --heads 12 --qlen 4 --rows 4 \
   --long-partials 16 --block-s 16 | tail -n 1
-M="--rep-ms 20 --merge-time --providers splitkv --special --labels 1x --heads 12 16 --qlen 1 2 4 8"
+M="--rep-ms 20 --merge-time --providers splitkv --special --labels 1x --heads 12 16 128 --qlen 1 2 4 8"
 for r in 1 2; do
   fits 60 base_$r && bench base_$r 80 $M
   fits 60 lp8r4s16_$r && bench lp8r4s16_$r 80 $M --merge-long-partials 8 --merge-rows 4 \
