@@ -16,6 +16,7 @@ from splitkv.testing import check_against_reference, random_gqa_case, random_mla
 STARTED = time.monotonic()
 BALANCED_LENGTHS = [1, 63, 64, 65, 4096, 0, 2]  # empty, one-key, page-edge and long requests
 RAGGED = [1, 63, 700, 3000, 5]
+BAD_LENGTHS = {0: 1 << 30, 1: -4}  # the balanced and Gluon cases' corrupt lengths (`corrupted`)
 
 
 def reached(part: str) -> None:
@@ -284,10 +285,7 @@ def balanced_triton(dev: str) -> None:
         )
         out, lse = splitkv.mla_decode(*case.args, plan=plan, validate=True)
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
-        lens = case.seq_lens.clone()
-        lens[0] = 1 << 30
-        lens[1] = -4
-        splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=plan)
+        mla_decode_corrupt(case, plan, {}, BAD_LENGTHS)
         # One program per schedule program walking its pieces (program_loop), with TMA too.
         for tma in (False, True):
             walk = splitkv.plan_decode(
@@ -296,7 +294,7 @@ def balanced_triton(dev: str) -> None:
             )  # fmt: skip
             out, lse = splitkv.mla_decode(*case.args, plan=walk, validate=True)
             check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
-            splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=walk)
+            mla_decode_corrupt(case, walk, {}, BAD_LENGTHS)
         # The merge sized by partials (merge_long_partials): requests of more than 2 one row a
         # program, the rest 4 rows a program.
         by_length = splitkv.plan_decode(
@@ -305,7 +303,7 @@ def balanced_triton(dev: str) -> None:
         )  # fmt: skip
         out, lse = splitkv.mla_decode(*case.args, plan=by_length, validate=True)
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
-        splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=by_length)
+        mla_decode_corrupt(case, by_length, {}, BAD_LENGTHS)
     # merge_streams: stage 1's split flags and the merge folding as they go up, on the Gluon
     # and the Triton stage 1, corrupt lengths too (clamped alike in both stages, so the merge
     # waits only for flags stage 1 raises).
@@ -314,7 +312,7 @@ def balanced_triton(dev: str) -> None:
                                       merge_streams=True, warp_specialized=gluon)  # fmt: skip
         out, lse = splitkv.mla_decode(*case.args, plan=streams, validate=True)
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
-        splitkv.mla_decode(case.q, case.kv_cache, case.page_table, lens, plan=streams)
+        mla_decode_corrupt(case, streams, {}, BAD_LENGTHS)
         assert not streams.workspace.split_flags.any()
 
 
@@ -353,9 +351,7 @@ def gluon(dev: str) -> None:
                 )  # fmt: skip
                 out, lse = splitkv.mla_decode(*wide.args, plan=loop, validate=True)
                 check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))
-                bad = wide.seq_lens.clone()
-                bad[0], bad[1] = 1 << 30, -4
-                splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=loop)
+                mla_decode_corrupt(wide, loop, {}, BAD_LENGTHS)
         # The uniform kernel's consumers (the 64-row tile's alternating and column-splitting
         # pairs, keys as rows), on one split (each program writes its request's output, no
         # merge) and on 16, corrupt lengths too.
@@ -372,9 +368,7 @@ def gluon(dev: str) -> None:
                                             **knobs)  # fmt: skip
                 out, lse = splitkv.mla_decode(*wide.args, plan=turns, validate=True)
                 check_against_reference(out, lse, *splitkv.reference.mla_decode(*wide.args))
-                bad = wide.seq_lens.clone()
-                bad[0], bad[1] = 1 << 30, -4
-                splitkv.mla_decode(wide.q, wide.kv_cache, wide.page_table, bad, plan=turns)
+                mla_decode_corrupt(wide, turns, {}, BAD_LENGTHS)
 
 
 def bulk_copies(dev: str) -> None:
@@ -393,7 +387,7 @@ def bulk_copies(dev: str) -> None:
         tma = splitkv.plan_decode(len(lengths), 4160, 12, device=dev, kv_tma=True, **knobs)
         out, lse = splitkv.mla_decode(*case.args, plan=tma, validate=True)
         check_against_reference(out, lse, *splitkv.reference.mla_decode(*case.args))
-        mla_decode_corrupt(case, tma, {(0, 0): 1 << 30, (-1, -1): -3}, {0: 1 << 30, 1: -4})
+        mla_decode_corrupt(case, tma, {(0, 0): 1 << 30, (-1, -1): -3}, BAD_LENGTHS)
     gqa = random_gqa_case(
         lengths, 32, 8, 128, qlen=1, page_size=16, dtype=torch.bfloat16, device=dev
     )
