@@ -12,33 +12,30 @@ parts=("$@")
 [ ${#parts[@]} -gt 0 ] || read -ra parts <<< "$(python3 "$subset" --list)"
 logs=$(mktemp -d)
 pids=()
-reported=()  # 1 where the part's block was printed, with its exit in rcs
-rcs=()
+rcs=()  # each part's exit, once its block is printed
 for part in "${parts[@]}"; do
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
     python3 "$subset" "$part" > "$logs/$part.txt" 2>&1 &
   pids+=($!)
 done
 
-report() {  # each part's log, then which failed; $1: what to call a part still running
-  local failed=() i rc
+report() {  # each part's log not yet printed, then which failed; $1 = cut: parts still running
+  local failed=() i
   for i in "${!parts[@]}"; do
-    if [ "${reported[$i]}" = 1 ]; then
-      [ "${rcs[$i]}" = 0 ] || failed+=("${parts[$i]}")
-      continue
-    fi
+    [ -z "${rcs[$i]}" ] || continue
     if [ "$1" = cut ] && kill -0 "${pids[$i]}" 2> /dev/null; then
-      rc=cut
+      rcs[$i]=cut
     else
       wait "${pids[$i]}"
-      rc=$?
+      rcs[$i]=$?
     fi
-    echo "== ${parts[$i]} (exit $rc)"
+    echo "== ${parts[$i]} (exit ${rcs[$i]})"
     cat "$logs/${parts[$i]}.txt"
-    reported[$i]=1
-    rcs[$i]=$rc
-    [ "$rc" = 0 ] || failed+=("${parts[$i]}")
   done
+  for i in "${!parts[@]}"; do
+    [ "${rcs[$i]}" = 0 ] || failed+=("${parts[$i]}")
+  done
+  rm -rf "$logs"
   if [ ${#failed[@]} -eq 0 ]; then
     echo "memcheck: ${#parts[@]} parts, every one finished without errors"
   else
