@@ -724,11 +724,12 @@ def plan_decode(
     if merge_streams and merge_rows > 1:
         raise ValueError(f"merge_rows: merge_streams folds one row a program, got {merge_rows}")
     # The default was measured on MLA's ragged batches only: GQA, equal shares (a long batch
-    # streamed by the program loop) and pinned merges keep theirs.
+    # streamed by the program loop) and pinned merges keep theirs (merge_streams runs on
+    # uniform splits only, where merge_long_partials is off).
     merge_long_partials, merge_rows = merge_long_partials_for(
         merge_long_partials, merge_rows, balanced=balanced,
-        by_default=(kind == "mla" and merge_knobs_free and not merge_streams
-                    and not equal_shares and not interpreted),
+        by_default=(kind == "mla" and merge_knobs_free and not equal_shares
+                    and not interpreted),
         batch_size=batch_size, num_programs=num_programs, rows=rows,
     )  # fmt: skip
     whole_pieces = whole_pieces_for(
