@@ -17,9 +17,10 @@ rank grid sizes and to write predictions, not as a measurement.
 
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from checkout_src import SRC, behind_pythonpath
+
+sys.path.insert(behind_pythonpath(), SRC)
 from splitkv.bench.shapes import special_shapes
 
 

@@ -29,7 +29,6 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import torch
 import triton
@@ -37,7 +36,9 @@ from triton.backends.compiler import GPUTarget
 from triton.runtime.driver import driver
 from triton.runtime.jit import JITFunction
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from checkout_src import SRC, behind_pythonpath
+
+sys.path.insert(behind_pythonpath(), SRC)
 import splitkv
 import splitkv.checks
 from splitkv.plan import plan_on_device

@@ -15,9 +15,8 @@
 #   src_variant NAME FILE SED [FILE SED ...]  a copy of src/ at /tmp/NAME/src with each sed
 #             expression applied to its file (a path under src/splitkv/kernels/), each edit's
 #             changed lines printed (an A/B of a compile-time constant: PYTHONPATH=/tmp/NAME/src
-#             for `splitkv bench` and tools/kernel_timeline.py; the tools that put their own
-#             ../src first, such as inspect_merge.py and gqa_plan_ab.py, from the copy's
-#             /tmp/NAME/tools)
+#             for `splitkv bench` and every tool, which put the checkout's src/ behind
+#             PYTHONPATH's trees: tools/checkout_src.py)
 #   issue5_on_h200  where the call got an H200: issue 5's standing (12 heads, page 64, qlen
 #             1 / 2 / 4, the Triton peer beside it) and the shared-prefix batches (~300 s),
 #             the figures the issue is judged on, and true; false on another GPU
@@ -66,7 +65,7 @@ memcheck() {
 src_variant() {
   local name=$1
   shift
-  rm -rf "/tmp/$name" && mkdir -p "/tmp/$name" && cp -r src tools "/tmp/$name/"
+  rm -rf "/tmp/$name" && mkdir -p "/tmp/$name" && cp -r src "/tmp/$name/"
   while [ $# -ge 2 ]; do
     local file=splitkv/kernels/$1
     sed -i "$2" "/tmp/$name/src/$file"

@@ -24,9 +24,10 @@ import random
 import re
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from checkout_src import SRC, behind_pythonpath
+
+sys.path.insert(behind_pythonpath(), SRC)
 import plan_random_snapshot  # this folder's, beside this tool
 import torch
 

@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
 os.environ.setdefault("TRITON_INTERPRET", "0")  # Gluon compiles for real; no interpreter
 
@@ -316,7 +315,9 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="(the report is always JSON)")
     args = parser.parse_args()
     if args.run:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+        from checkout_src import SRC, behind_pythonpath
+
+        sys.path.insert(behind_pythonpath(), SRC)
         print(json.dumps(run_on_gpu(args.programs, args.blocks, args.block_n, args.stages)))
     else:
         for overlap in (False, True):

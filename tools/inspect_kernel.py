@@ -24,7 +24,9 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from checkout_src import SRC, behind_pythonpath
+
+sys.path.insert(behind_pythonpath(), SRC)
 from splitkv.kernels.mla_split import mla_balanced_kernel, mla_split_kernel
 
 POINTERS = ("q_ptr", "kv_ptr", "page_table_ptr", "seq_lens_ptr", "partial_o_ptr", "partial_lse_ptr")

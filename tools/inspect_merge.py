@@ -24,8 +24,10 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from checkout_src import SRC, behind_pythonpath
+
+sys.path.insert(behind_pythonpath(), SRC)
 from inspect_kernel import loop_bodies, registers_and_stack, sass_of
 
 from splitkv.kernels.merge import merge_splits_kernel

@@ -16,7 +16,9 @@ import random
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from checkout_src import SRC, behind_pythonpath
+
+sys.path.insert(behind_pythonpath(), SRC)
 import splitkv
 from splitkv.device import DeviceSpec
 

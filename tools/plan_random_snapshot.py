@@ -14,11 +14,12 @@ import argparse
 import json
 import random
 import sys
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from checkout_src import SRC, behind_pythonpath
+
+sys.path.insert(behind_pythonpath(), SRC)
 import splitkv
 from splitkv.device import DeviceSpec
 

@@ -22,7 +22,9 @@ from pathlib import Path
 os.environ["TRITON_INTERPRET"] = "0"  # the kernels compile for real (splitkv reads it on import)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from checkout_src import SRC, behind_pythonpath
+
+sys.path.insert(behind_pythonpath(), SRC)
 
 import splitkv
 from splitkv.bench.shapes import special_shapes, with_labels

@@ -7,9 +7,9 @@
 # rows' (BLOCK_S x 64). `tools/inspect_merge.py --block-d 64 --heads 12 --qlen 4 --rows 4
 # --long-partials LP --block-s S`: lp16 s64 (the default) 167, lp8 s16 80, lp4 s16 64, and
 # `st4` (a src_variant: the short rows fold in steps of 4 partials, up to LONG_PARTIALS = 16)
-# at s16 64 (run from /tmp/st4/tools: the tool puts its own ../src first). Programs a slice at
-# one-long 12 heads x qlen 4: lp16 960 (8 long slots), lp8 1,344 (16), lp4 2,112 (32), st4
-# 960. Interpreter: tests/test_merge_by_length.py 13 passed on st4.
+# at s16 64 (PYTHONPATH=/tmp/st4/src: the tools honour it, tools/checkout_src.py). Programs
+# a slice at one-long 12 heads x qlen 4: lp16 960 (8 long slots), lp8 1,344 (16), lp4 2,112
+# (32), st4 960. Interpreter: tests/test_merge_by_length.py 13 passed on st4.
 # Variants (pinned knobs: each is the merge sized by partials as named), two rounds, 12 and 16
 # heads (128 held out) one-long qlen 1 / 2 / 4 / 8, `--merge-time`: lp8r4s16, lp4r4s16, st4
 # (lp16 r4 s16) against the default. Then the merge stamps of the default and st4 (one-long qlen 4).
@@ -19,8 +19,8 @@ source tools/device_call.sh
 issue5_on_h200
 src_variant st4 merge_by_length.py \
   's|^                      R, BLOCK_D, LONG_PARTIALS, LONG_PARTIALS, WRITE_LSE, HAS_WINDOW,$|                      R, BLOCK_D, 4, LONG_PARTIALS, WRITE_LSE, HAS_WINDOW,|'
-timeout 60 python3 /tmp/st4/tools/inspect_merge.py --block-d 64 --heads 12 --qlen 4 --rows 4 \
-  --long-partials 16 --block-s 16 | tail -n 1
+PYTHONPATH=/tmp/st4/src timeout 60 python3 tools/inspect_merge.py --block-d 64 --heads 12 \
+  --qlen 4 --rows 4 --long-partials 16 --block-s 16 | tail -n 1
 M="--rep-ms 20 --merge-time --providers splitkv --special --labels 1x --heads 12 16 128 --qlen 1 2 4 8"
 for r in 1 2; do
   fits 60 base_$r && bench base_$r 80 $M
