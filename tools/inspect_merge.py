@@ -42,13 +42,15 @@ ALIGNED = ("partial_o_ptr", "partial_lse_ptr", "out_ptr")  # as the launcher spe
 
 def compile_merge(block_s: int, block_d: int, warps: int, heads: int, qlen: int, balanced: bool,
                   whole_pieces: bool, arch: int, merge_streams: bool = False,
-                  head_dim: int = 512, rows: int = 1, long_partials: int = 0):  # fmt: skip
+                  head_dim: int = 512, rows: int = 1, long_partials: int = 0,
+                  has_sinks: bool = False):  # fmt: skip
     """merge_splits_kernel as `mla.merge_workspace` launches it after a Gluon stage 1 (waiting
     for it, bfloat16 out, lse written; with merge_streams, polling its split flags instead);
-    rows > 1, merge_rows_kernel; long_partials > 0 (balanced), merge_by_length_kernel."""
+    rows > 1, merge_rows_kernel; long_partials > 0 (balanced), merge_by_length_kernel;
+    has_sinks, GQA's attention sinks (gpt-oss) in the output."""
     constants = {"NUM_HEADS": heads, "QLEN": qlen, "HEAD_DIM_V": head_dim, "SPLIT_BLOCK_N": 64,
                  "BLOCK_S": block_s, "BLOCK_D": block_d, "WRITE_LSE": True, "HAS_WINDOW": False,
-                 "HAS_SINKS": False, "BALANCED": balanced,
+                 "HAS_SINKS": has_sinks, "BALANCED": balanced,
                  "WAIT_FOR_STAGE_1": not merge_streams,
                  "WHOLE_PIECES": whole_pieces and balanced, "RELEASE_NEXT": False,
                  "program_times_ptr": None, "TIME_PROGRAMS": False,

@@ -1,6 +1,7 @@
 """Fingerprints of the stage-1 MLA kernels' PTX for sm_90 at the configurations the planner
-uses (the Triton tiles and the warp-specialized Gluon ones, uniform and program loop), to show
-that a refactor leaves the compiled kernels unchanged (no GPU needed).
+uses (the Triton tiles and the warp-specialized Gluon ones, uniform and program loop) and of
+the merges' (one row, several rows and sized by partials, MLA's and GQA's rows), to show that a
+refactor leaves the compiled kernels unchanged (no GPU needed).
 
     python tools/kernel_fingerprint.py > /tmp/before.txt
     # ... change the kernel source ...
@@ -16,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from inspect_kernel import compile_split, compile_warp_specialized
+from inspect_merge import compile_merge
 
 # (block_h, block_n, warps, stages, prefetch, latent chains, heads, balanced batch)
 CONFIGS = [
@@ -39,6 +41,17 @@ GLUON_CONFIGS = [
     (64, 128, 1, 0, 64, True),  # 128 heads, the alternating consumers (the default)
     (8, 16, 8, 48, 64, True),  # and in the program loop, 8-token pages
 ]
+# The merges: (block_s, block_d, warps, heads, qlen, head dim, balanced, whole pieces, merge
+# streams, rows a program, long partials, sinks)
+MERGE_CONFIGS = [
+    (64, 64, 1, 12, 1, 512, True, True, False, 1, 0, False),  # MLA balanced, one row a program
+    (32, 32, 1, 16, 1, 512, False, False, False, 1, 0, False),  # MLA uniform splits
+    (16, 64, 1, 16, 1, 512, False, False, True, 1, 0, False),  # merge_streams' flags
+    (8, 64, 4, 64, 4, 64, True, False, False, 8, 0, True),  # GQA gpt-oss rows, sinks
+    (16, 128, 2, 32, 2, 128, False, False, False, 4, 0, False),  # GQA uniform, 4 rows
+    (64, 64, 1, 12, 4, 512, True, True, False, 4, 16, False),  # sized by partials (default)
+    (16, 64, 1, 12, 4, 512, True, False, False, 2, 8, True),  # and pinned, with sinks
+]
 DEBUG_PREFIXES = (".loc", ".file", "//", "$L__", ".section", ".b8", ".b32", ".b64")
 
 
@@ -60,6 +73,14 @@ def main() -> None:
                                           alternate_blocks=alternate)  # fmt: skip
         turns = " alternate" if alternate else ""
         name = f"gluon h{heads} q{qlen} page{page_size} balanced{batch} rows{block_q}{turns}"
+        print(f"{name}: {fingerprint(kernel.asm['ptx'])}")
+    for (block_s, block_d, warps, heads, qlen, head_dim, balanced, whole, streams, rows, long,
+         sinks) in MERGE_CONFIGS:  # fmt: skip
+        kernel = compile_merge(block_s, block_d, warps, heads, qlen, balanced, whole, 90,
+                               streams, head_dim, rows, long, sinks)  # fmt: skip
+        name = (f"merge h{heads} q{qlen} d{head_dim} s{block_s} d{block_d} w{warps} "
+                f"balanced{int(balanced)} whole{int(whole)} streams{int(streams)} rows{rows} "
+                f"long{long} sinks{int(sinks)}")  # fmt: skip
         print(f"{name}: {fingerprint(kernel.asm['ptx'])}")
 
 

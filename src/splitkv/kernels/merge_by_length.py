@@ -25,9 +25,7 @@ import triton.language as tl
 
 from splitkv.kernels.dependent_launch import release_dependent_grid, wait_for_prior_grid
 from splitkv.kernels.merge import merged_seq_len, piece_range
-from splitkv.kernels.merge_rows import fold_row_partials
-from splitkv.kernels.online_softmax import output_rows
-from splitkv.kernels.rows import row_offsets
+from splitkv.kernels.merge_rows import fold_row_partials, store_merged_rows
 from splitkv.kernels.timer import stamp
 
 
@@ -143,7 +141,6 @@ def merge_rows_of(partial_o_ptr, partial_lse_ptr, seq_lens_ptr, piece_ranges_ptr
                   WHOLE_PIECES: tl.constexpr):  # fmt: skip
     """Merge the R `rows` of `request` (of at most MOST_PARTIALS partials: a request of more is
     another program's) in tiles of TILE_S partials into out (and lse), BLOCK_D columns."""
-    ROWS: tl.constexpr = QLEN * NUM_HEADS
     seq_len = merged_seq_len(seq_lens_ptr, request, max_seq_len, window_left, QLEN,
                              SPLIT_BLOCK_N, HAS_WINDOW)  # fmt: skip
     has_keys = seq_len > 0
@@ -161,13 +158,7 @@ def merge_rows_of(partial_o_ptr, partial_lse_ptr, seq_lens_ptr, piece_ranges_ptr
                 partial_o_ptr, partial_lse_ptr, first_slot, s0, num_written, offs_d, d_ok,
                 m_i, l_i, acc, HEAD_DIM_V, TILE_S,
             )  # fmt: skip
-        q_pos = rows // NUM_HEADS
-        head = rows % NUM_HEADS
-        out_rows = row_offsets(request, q_pos, head, stride_out_batch, stride_out_pos,
-                               stride_out_head)  # fmt: skip
-        lse_rows = row_offsets(request, q_pos, head, stride_lse_batch, stride_lse_pos,
-                               stride_lse_head)  # fmt: skip
-        row_ok = rows < ROWS
-        lse_ok = rows < tl.where(slice_id == 0, ROWS, 0)  # one slice writes a row's lse
-        output_rows(out_ptr + out_rows, lse_ptr + lse_rows, sinks_ptr + head, row_ok, lse_ok,
-                    m_i, l_i, acc, offs_d, d_ok, WRITE_LSE, HAS_SINKS)  # fmt: skip
+        store_merged_rows(out_ptr, lse_ptr, sinks_ptr, request, rows, slice_id, m_i, l_i, acc,
+                          offs_d, d_ok, stride_out_batch, stride_out_pos, stride_out_head,
+                          stride_lse_batch, stride_lse_pos, stride_lse_head, NUM_HEADS, QLEN,
+                          WRITE_LSE, HAS_SINKS)  # fmt: skip

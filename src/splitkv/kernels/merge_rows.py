@@ -105,18 +105,34 @@ def merge_rows_kernel(
                 m_i, l_i, acc, HEAD_DIM_V, BLOCK_S,
             )  # fmt: skip
 
+    store_merged_rows(out_ptr, lse_ptr, sinks_ptr, request, rows, slice_id, m_i, l_i, acc,
+                      offs_d, d_ok, stride_out_batch, stride_out_pos, stride_out_head,
+                      stride_lse_batch, stride_lse_pos, stride_lse_head, NUM_HEADS, QLEN,
+                      WRITE_LSE, HAS_SINKS)  # fmt: skip
+    stamp(program_times_ptr, times_at + 2, TIME_PROGRAMS)
+
+
+@triton.jit
+def store_merged_rows(out_ptr, lse_ptr, sinks_ptr, request, rows, slice_id, m_i, l_i, acc,
+                      offs_d, d_ok, stride_out_batch, stride_out_pos, stride_out_head,
+                      stride_lse_batch, stride_lse_pos, stride_lse_head,
+                      NUM_HEADS: tl.constexpr, QLEN: tl.constexpr, WRITE_LSE: tl.constexpr,
+                      HAS_SINKS: tl.constexpr):  # fmt: skip
+    """Write the merged `rows` of `request` (its rows of QLEN x NUM_HEADS; every one in
+    range) from their running (max, sum, output): the BLOCK_D columns offs_d of the output,
+    and from the first column slice each row's lse (natural log)."""
+    ROWS: tl.constexpr = QLEN * NUM_HEADS
     q_pos = rows // NUM_HEADS
     head = rows % NUM_HEADS
     out_rows = row_offsets(request, q_pos, head, stride_out_batch, stride_out_pos, stride_out_head)
     lse_rows = row_offsets(request, q_pos, head, stride_lse_batch, stride_lse_pos, stride_lse_head)
-    row_ok = rows < ROWS  # every row: R divides ROWS
+    row_ok = rows < ROWS
     # One slice of a row writes its lse (a compare of the rows, not `row_ok & (slice_id ==
     # 0)`: Triton 3.9's interpreter makes a non-boolean mask of a tensor and a scalar
     # compare); the sinks are natural-log logits, as for stage 1.
     lse_ok = rows < tl.where(slice_id == 0, ROWS, 0)
     output_rows(out_ptr + out_rows, lse_ptr + lse_rows, sinks_ptr + head, row_ok, lse_ok,
                 m_i, l_i, acc, offs_d, d_ok, WRITE_LSE, HAS_SINKS)  # fmt: skip
-    stamp(program_times_ptr, times_at + 2, TIME_PROGRAMS)
 
 
 @triton.jit
