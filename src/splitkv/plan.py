@@ -38,7 +38,7 @@ from splitkv.gqa_tile_rules import (
 from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.plan_gluon import gluon_outlook
 from splitkv.plan_memo import remember_lengthless_plans
-from splitkv.plan_merge import merge_knobs, merge_long_partials_for
+from splitkv.plan_merge import MergeKnobs, merge_plan
 from splitkv.plan_rules import (
     MAX_SPLITS,
     MIN_DOT,
@@ -51,7 +51,6 @@ from splitkv.plan_rules import (
     grid_order_for,
     host_lengths,
     keys_as_rows_for,
-    merge_streams_for,
     narrow_gluon_splits,
     next_pow2,
     piece_cost_for,
@@ -709,28 +708,12 @@ def plan_decode(
         batch_rows=batch_size * rows,
     )
 
-    merge_knobs_free = all(knob is None for knob in (merge_block_s, merge_d_split,
-                                                     merge_num_warps, merge_rows))  # fmt: skip
-    merge_block_s, merge_d_split, merge_num_warps, merge_rows = merge_knobs(
-        merge_block_s, merge_d_split, merge_num_warps, merge_rows, balanced=balanced,
-        num_programs=num_programs, num_splits=num_splits, batch_size=batch_size, rows=rows,
-        head_dim_v=head_dim_v, equal_shares=equal_shares, interpreted=interpreted,
-        compute_units=spec.compute_units,
-    )  # fmt: skip
-
-    merge_streams = merge_streams_for(merge_streams, kind=kind, balanced=balanced,
-                                      merge_block_s=merge_block_s, num_splits=num_splits,
-                                      merge_d_split=merge_d_split)  # fmt: skip
-    if merge_streams and merge_rows > 1:
-        raise ValueError(f"merge_rows: merge_streams folds one row a program, got {merge_rows}")
-    # The default was measured on MLA's ragged batches only: GQA, equal shares (a long batch
-    # streamed by the program loop) and pinned merges keep theirs (merge_streams runs on
-    # uniform splits only, where merge_long_partials is off).
-    merge_long_partials, merge_rows = merge_long_partials_for(
-        merge_long_partials, merge_rows, balanced=balanced,
-        by_default=(kind == "mla" and merge_knobs_free and not equal_shares
-                    and not interpreted),
-        batch_size=batch_size, num_programs=num_programs, rows=rows,
+    merge = merge_plan(
+        MergeKnobs(merge_block_s, merge_d_split, merge_num_warps, merge_rows, merge_streams,
+                   merge_long_partials),
+        kind=kind, balanced=balanced, num_programs=num_programs, num_splits=num_splits,
+        batch_size=batch_size, rows=rows, head_dim_v=head_dim_v, equal_shares=equal_shares,
+        interpreted=interpreted, compute_units=spec.compute_units,
     )  # fmt: skip
     whole_pieces = whole_pieces_for(
         whole_pieces,
@@ -738,11 +721,11 @@ def plan_decode(
         warp_specialized=warp_specialized,
         keys_as_rows=keys_as_rows,
         qlen=qlen,
-        one_split=not balanced and num_splits == 1 and not merge_streams,
+        one_split=not balanced and num_splits == 1 and not merge.streams,
         kind=kind,
     )
     workspace = new_workspace(batch_size, rows, balanced, num_programs, num_splits, head_dim_v,
-                              partial_dtype, merge_streams, merge_d_split, device)  # fmt: skip
+                              partial_dtype, merge.streams, merge.d_split, device)  # fmt: skip
     return DecodePlan(
         kind=kind,
         batch_size=batch_size,
@@ -777,15 +760,15 @@ def plan_decode(
         consumer_groups=consumer_groups,
         dependent_launch=dependent_launch,
         early_start=early_start,
-        merge_block_s=merge_block_s,
-        merge_d_split=merge_d_split,
-        merge_num_warps=merge_num_warps,
+        merge_block_s=merge.block_s,
+        merge_d_split=merge.d_split,
+        merge_num_warps=merge.num_warps,
         partial_dtype=partial_dtype,
         workspace=workspace,
-        merge_streams=merge_streams,
+        merge_streams=merge.streams,
         alternate_blocks=alternate_blocks,
-        merge_rows=merge_rows,
-        merge_long_partials=merge_long_partials,
+        merge_rows=merge.rows,
+        merge_long_partials=merge.long_partials,
         kv_pack=kv_pack,
         copy_rows=copy_rows,
     )

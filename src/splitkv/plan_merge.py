@@ -1,8 +1,12 @@
 """The merge's knobs (stage 2) of a plan: partials one fold takes (`merge_block_s`), column
-slices a row (`merge_d_split`), warps a program, rows a program (`merge_rows`); each the
-caller's, checked, or the measured default for the plan's stage 1 (`plan_rules`)."""
+slices a row (`merge_d_split`), warps a program, rows a program (`merge_rows`), whether it
+folds each split as stage 1 flags it (`merge_streams`) and the requests it merges one row a
+program (`merge_long_partials`); each the caller's, checked, or the measured default for the
+plan's stage 1 (`plan_rules`)."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from splitkv.checks import check_int, check_pow2
 from splitkv.plan_rules import (
@@ -14,12 +18,52 @@ from splitkv.plan_rules import (
     default_merge_num_warps,
     merge_partials_per_row,
     merge_rows_for,
+    merge_streams_for,
     narrow_merge_rows,
     narrow_rows_merge_slicing,
     next_pow2,
     one_wave_merge_slicing,
     wide_merge_slicing,
 )
+
+
+class MergeKnobs(NamedTuple):
+    """The merge's knobs, the plan's `merge_*` fields (None: the caller left it to the plan)."""
+
+    block_s: int | None
+    d_split: int | None
+    num_warps: int | None
+    rows: int | None
+    streams: bool | None
+    long_partials: int | None
+
+
+def merge_plan(requested: MergeKnobs, *, kind: str, balanced: bool, num_programs: int,
+               num_splits: int, batch_size: int, rows: int, head_dim_v: int, equal_shares: bool,
+               interpreted: bool, compute_units: int) -> MergeKnobs:  # fmt: skip
+    """Every merge knob for a stage 1 of `balanced` schedule over `num_programs` programs or
+    `num_splits` splits (`merge_knobs` for its arguments): the caller's `requested`, checked,
+    and the defaults for those left None."""
+    knobs_free = all(knob is None for knob in requested[:4])
+    block_s, d_split, num_warps, merge_rows = merge_knobs(
+        *requested[:4], balanced=balanced, num_programs=num_programs, num_splits=num_splits,
+        batch_size=batch_size, rows=rows, head_dim_v=head_dim_v, equal_shares=equal_shares,
+        interpreted=interpreted, compute_units=compute_units,
+    )  # fmt: skip
+    streams = merge_streams_for(requested.streams, kind=kind, balanced=balanced,
+                                merge_block_s=block_s, num_splits=num_splits,
+                                merge_d_split=d_split)  # fmt: skip
+    if streams and merge_rows > 1:
+        raise ValueError(f"merge_rows: merge_streams folds one row a program, got {merge_rows}")
+    # The default was measured on MLA's ragged batches only: GQA, equal shares (a long batch
+    # streamed by the program loop) and pinned merges keep theirs (merge_streams runs on
+    # uniform splits only, where merge_long_partials is off).
+    long_partials, merge_rows = merge_long_partials_for(
+        requested.long_partials, merge_rows, balanced=balanced,
+        by_default=kind == "mla" and knobs_free and not equal_shares and not interpreted,
+        batch_size=batch_size, num_programs=num_programs, rows=rows,
+    )  # fmt: skip
+    return MergeKnobs(block_s, d_split, num_warps, merge_rows, streams, long_partials)
 
 
 def merge_knobs(
