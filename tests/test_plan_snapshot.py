@@ -33,4 +33,7 @@ def test_random_snapshot_is_reproducible_with_plans_and_refusals(tmp_path):
     plans = [row for row in rows if isinstance(row, dict)]
     assert len(rows) == 300 and 0 < len(plans) < 300
     assert {"mla", "gqa"} == {plan["kind"] for plan in plans}
+    # Every preset with tunables of its own, and the CPU.
+    devices = {plan["device_name"].split()[0] for plan in plans}  # "cpu (Triton interpreter)"
+    assert devices == {"h200", "h100", "mi355x", "cpu"}
     assert all("partial_o" in plan["workspace"] for plan in plans)

@@ -1,7 +1,7 @@
 """Every field of the plans `plan_decode` makes for seeded random arguments, MLA and GQA, on the
-H200 and MI355X presets and the CPU, with 0-3 knobs pinned and lengths given or not, each plan's
-workspace as its tensors' shapes, dtypes and devices, and each refusal as its message: JSON
-lines to compare before and after a planner refactor (which must leave them identical).
+H200, H100 and MI355X presets and the CPU, with 0-3 knobs pinned and lengths given or not, each
+plan's workspace as its tensors' shapes, dtypes and devices, and each refusal as its message:
+JSON lines to compare before and after a planner refactor (which must leave them identical).
 `tools/gqa_plan_snapshot.py` walks a fixed grid of GQA shapes instead; `tools/fuzz_reference.py
 plan-memo` draws its arguments here.
 
@@ -23,7 +23,8 @@ sys.path.insert(behind_pythonpath(), SRC)
 import splitkv
 from splitkv.device import DeviceSpec
 
-SPECS = {"h200": DeviceSpec.preset("h200"), "mi355x": DeviceSpec.preset("mi355x")}
+# The H100 has tunables of its own (the 64-row tile's piece cost and copy rows a block).
+SPECS = {name: DeviceSpec.preset(name) for name in ("h200", "h100", "mi355x")}
 # Values each knob is pinned to when drawn (some out of bounds or at odds with the shape: the
 # refusals are part of the snapshot).
 KNOBS = {
@@ -70,7 +71,7 @@ def draw(rng: random.Random) -> tuple[tuple, dict]:
         kwargs.update(kind="gqa", num_kv_heads=kv, head_dim=rng.choice([64, 128, 256]))
         if rng.random() < 0.2:
             kwargs["window_left"] = rng.choice([0, 127, 4095])
-    device = rng.choice(["h200", "h200", "mi355x", "cpu"])
+    device = rng.choice(["h200", "h200", "h100", "mi355x", "cpu"])
     if device == "cpu":  # the workspace is allocated: a few requests keep it within memory
         kwargs["device"] = "cpu"
         batch = min(batch, 3)
