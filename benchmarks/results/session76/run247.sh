@@ -40,4 +40,7 @@ for v in base st4; do
     > "$L/timeline_$v.txt" 2>&1
   grep -m2 -e "run (graph" -e "merge programs" "$L/timeline_$v.txt" | cut -c1-300
 done
+# Session 77: the memcheck subset after session 76's review (BAD_LENGTHS through
+# mla_decode_corrupt) and v0.2.82's shared store of the merges' rows (~94 s cold on an H100).
+fits 130 memcheck && memcheck 120
 pack_logs
