@@ -77,7 +77,8 @@ def main() -> None:
     for (block_s, block_d, warps, heads, qlen, head_dim, balanced, whole, streams, rows, long,
          sinks) in MERGE_CONFIGS:  # fmt: skip
         kernel = compile_merge(block_s, block_d, warps, heads, qlen, balanced, whole, 90,
-                               streams, head_dim, rows, long, sinks)  # fmt: skip
+                               merge_streams=streams, head_dim=head_dim, rows=rows,
+                               long_partials=long, has_sinks=sinks)  # fmt: skip
         name = (f"merge h{heads} q{qlen} d{head_dim} s{block_s} d{block_d} w{warps} "
                 f"balanced{int(balanced)} whole{int(whole)} streams{int(streams)} rows{rows} "
                 f"long{long} sinks{int(sinks)}")  # fmt: skip
