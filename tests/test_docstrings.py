@@ -17,6 +17,7 @@ MODULES = [
     "splitkv.prefix_gqa",
     "splitkv.merge",
     "splitkv.schedule",
+    "splitkv.host_lengths",
     "splitkv.bench.shapes",
 ]
 

@@ -30,7 +30,7 @@ from splitkv.torch_op import (  # registers torch.ops.splitkv
     mla_decode_op,
 )
 
-__version__ = "0.2.82"
+__version__ = "0.2.83"
 __all__ = [
     "DecodePlan",
     "DecodeWorkspace",

@@ -4,6 +4,9 @@ each citing its measurement (docs/perf.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from splitkv.host_lengths import as_host_lengths
 from splitkv.plan_rules import MIN_DOT, next_pow2, prev_pow2
 
 GQA_WIDE_TILE_SCORES = 4096  # query rows x keys a wide GQA tile scores an iteration
@@ -206,17 +209,15 @@ def gqa_balanced_programs(key_blocks: int, groups: int, wave_per_sm: int, comput
     return programs
 
 
-def gqa_balanced_grid(lengths: list[int] | None, keys: int, batch: int, groups: int,
+def gqa_balanced_grid(lengths: Sequence[int] | None, keys: int, batch: int, groups: int,
                       block_h: int, head_dim: int, itemsize: int, wave_per_sm: int,
                       compute_units: int, min_blocks: int) -> int:  # fmt: skip
     """num_programs of a balanced GQA plan on `gqa_balanced_tile` (per kv head and head block,
     `groups` of them): `gqa_balanced_programs` over the batch's key blocks of that tile, each
     request's `lengths` (or `keys` each, where unknown) clipped to `keys`."""
     block_n = gqa_balanced_tile(block_h, head_dim, itemsize)[0]
-    if lengths:
-        if max(lengths) > keys:  # a window: a request reads only the keys it can see
-            lengths = [n if n < keys else keys for n in lengths]
-        key_blocks = sum([(n + block_n - 1) // block_n for n in lengths])
+    if lengths:  # with a window a request reads only the keys it can see
+        key_blocks = as_host_lengths(lengths).clipped(keys).key_blocks(block_n)
     else:
         key_blocks = batch * (-(-keys // block_n))
     resident = gqa_balanced_residency(block_h, head_dim, itemsize)

@@ -28,6 +28,9 @@ fill rule's count.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from splitkv.host_lengths import as_host_lengths
 from splitkv.plan_rules import next_pow2
 
 # Programs of the uniform tiles' builds one SM holds (16-bit caches, several splits), by (rows,
@@ -66,7 +69,7 @@ def gqa_uniform_split_count(num_splits: int, programs_a_split: int, resident: in
     return num_splits // 2 if 1 < waves <= GQA_HALVE_MAX_WAVES else num_splits
 
 
-def equal_lengths(lengths: list[int]) -> bool:
+def equal_lengths(lengths: Sequence[int]) -> bool:
     """Whether a plan's lengths are given and leave every uniform program the same work: only
     then does its launch run in waves (ragged programs end at their own times). A plan made
     without lengths is a CUDA graph's (docs/serving.md), replayed with lengths it does not
@@ -74,4 +77,4 @@ def equal_lengths(lengths: list[int]) -> bool:
     which half the splits would double (one request at the table's width beside short ones),
     against the 10-21% that halving gains when every request is that long. So it keeps the
     fill rule's count."""
-    return len(set(lengths)) == 1
+    return as_host_lengths(lengths).all_equal

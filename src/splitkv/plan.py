@@ -35,6 +35,7 @@ from splitkv.gqa_tile_rules import (
     gqa_one_split_pays,
     gqa_partials_split_cap,
 )
+from splitkv.host_lengths import HostLengths, host_lengths
 from splitkv.partition import num_partitions, resident_programs_per_sm
 from splitkv.plan_gluon import gluon_outlook
 from splitkv.plan_memo import remember_lengthless_plans
@@ -49,7 +50,6 @@ from splitkv.plan_rules import (
     consumer_groups_for,
     early_start_for,
     grid_order_for,
-    host_lengths,
     keys_as_rows_for,
     narrow_gluon_splits,
     next_pow2,
@@ -245,7 +245,7 @@ def checked_head_dims(kind: str, head_dim: int | None, head_dim_qk: int,
     return head_dim_qk, head_dim_v
 
 
-def default_split_count(kind: str, batch_size: int, keys: int, lengths: list[int], *,
+def default_split_count(kind: str, batch_size: int, keys: int, lengths: HostLengths, *,
                         rows: int, kv_groups: int, num_kv_heads: int, group_rows: int,
                         block_h: int, tile_head_dim: int, programs_a_split: int,
                         dtype: torch.dtype, partial_dtype: torch.dtype, gqa_tiled: bool,
@@ -271,8 +271,8 @@ def default_split_count(kind: str, batch_size: int, keys: int, lengths: list[int
     # the table's width is often wider). Ragged lengths too, on uniform splits: each
     # request's program streams it alone, no merge.
     known = len(lengths) == batch_size
-    longest = min(keys, max(lengths) if known else keys)
-    ragged = known and min(lengths) < longest
+    longest = min(keys, lengths.longest if known else keys)
+    ragged = known and lengths.shortest < longest
     if gqa_tiled and gqa_one_split_pays(
         batch_size * programs_a_split, longest, block_h, tile_head_dim, dtype.itemsize,
         spec.compute_units, ragged,
@@ -518,7 +518,7 @@ def plan_decode(
     check_plan_shape(batch_size, max_seq_len, num_heads, qlen, page_size, kind, num_kv_heads,
                      window_left, schedule, dtype, partial_dtype)  # fmt: skip
     lengths = host_lengths(seq_lens, batch_size, max_seq_len)
-    total_keys = sum(lengths) if lengths else batch_size * max_seq_len
+    total_keys = lengths.total if lengths else batch_size * max_seq_len
     head_dim_qk, head_dim_v = checked_head_dims(kind, head_dim, head_dim_qk, head_dim_v)
     if device.type == "meta" and device_spec is None:
         raise ValueError("device_spec: expected a DeviceSpec to plan for when device is 'meta'")
@@ -548,7 +548,7 @@ def plan_decode(
         twin = {**arguments, "device": "meta", "device_spec": spec, "seq_lens": lengths or None}
         unpacked = plan_decode(**{**twin, "kv_pack": 1})
         packed = plan_decode(**{**twin, "kv_pack": GQA_DEFAULT_PACK})
-        longest = min(max(lengths), keys) if lengths else keys  # host_lengths: <= the table
+        longest = min(lengths.longest, keys) if lengths else keys  # host_lengths: <= the table
         chosen = packed if packed_plan_agrees(unpacked, packed, spec, longest) else unpacked
         return plan_on_device(chosen, device)
     kv_pack = kv_pack_for(kv_pack, kind, num_kv_heads, group_rows, head_dim_v)

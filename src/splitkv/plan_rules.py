@@ -13,6 +13,7 @@ import torch
 from splitkv import warp_specialized as ws
 from splitkv.checks import check_bool, check_int, check_pow2
 from splitkv.device import DeviceSpec
+from splitkv.host_lengths import as_host_lengths
 from splitkv.kernels.merge import SMALL_S
 from splitkv.partition import num_partitions
 
@@ -46,7 +47,7 @@ def grid_order_for(num_splits: int, spec: DeviceSpec) -> GridOrder:
     return "split_major" if num_splits % spec.l2_domains == 0 else "batch_major"
 
 
-def loop_streams_long_batch(batch_size: int, keys: int, lengths: list[int]) -> bool:
+def loop_streams_long_batch(batch_size: int, keys: int, lengths: Sequence[int]) -> bool:
     """Whether the 16-row keys-as-rows program loop should take a batch that uniform splits
     would cut evenly: from two requests that scan LOOP_MIN_KEYS keys (`keys`: the plan's
     bound on a request's scan, `lengths`: its hint, if any). Its 132 programs keep every SM
@@ -55,7 +56,7 @@ def loop_streams_long_batch(batch_size: int, keys: int, lengths: list[int]) -> b
     3956.1 us, 99.3% of the read ceiling); at 8k x 8 / 16 / 128 2-4% slower (a program there
     holds two requests' pieces, each paying its fixed costs) and at batch 1 (its merge folds
     all 132 partials of every row) 3% to 2x slower (docs/perf.md v0.2.9f)."""
-    longest = min(max(lengths), keys) if lengths else keys
+    longest = min(as_host_lengths(lengths).longest, keys) if lengths else keys
     return batch_size >= 2 and longest >= LOOP_MIN_KEYS
 
 
@@ -586,28 +587,6 @@ def narrow_gluon_splits(num_splits: int, batch_size: int, keys: int, rows: int, 
     one_per_sm = num_partitions(batch_size, keys, rows, spec, is_mla=True, programs_per_sm=1,
                                 wave_fill=fill)  # fmt: skip
     return min(num_splits, one_per_sm)
-
-
-def host_lengths(seq_lens, batch_size: int, max_seq_len: int) -> list[int]:
-    """plan_decode's `seq_lens` hint as host ints, checked."""
-    if seq_lens is None:
-        return []
-    if isinstance(seq_lens, torch.Tensor):
-        if seq_lens.dim() != 1 or seq_lens.dtype.is_floating_point or seq_lens.is_complex():
-            raise TypeError("seq_lens: expected a 1-D integer tensor or a sequence of ints")
-        seq_lens = seq_lens.tolist()
-    if isinstance(seq_lens, (str, bytes)) or not isinstance(seq_lens, Sequence):
-        raise TypeError(f"seq_lens: expected a sequence of ints, got {type(seq_lens).__name__}")
-    if len(seq_lens) > batch_size:
-        raise ValueError(f"seq_lens: expected at most batch_size={batch_size} lengths")
-    lengths = list(seq_lens)
-    # Plain ints in bounds pass at C speed (a plan of 1,024 lengths spent ~40% of its host
-    # time checking them one by one); anything else is checked one by one for its message.
-    plain = set(map(type, lengths)) <= {int}
-    if not (plain and (not lengths or (min(lengths) >= 0 and max(lengths) <= max_seq_len))):
-        for n in lengths:
-            check_int("seq_lens", n, 0, max_seq_len)
-    return lengths
 
 
 def next_pow2(n: int) -> int:

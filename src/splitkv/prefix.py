@@ -26,6 +26,7 @@ import torch
 
 from splitkv.checks import MAX_PAGE_SIZE, check_int, check_mla_call, validate_decode_data
 from splitkv.device import DeviceSpec, on_device
+from splitkv.host_lengths import host_lengths
 from splitkv.kernels.prefix_cascade import merge_prefix_kernel, suffix_rows_kernel
 from splitkv.merge import MAX_BLOCK_D
 from splitkv.mla import decode_checked
@@ -38,7 +39,7 @@ from splitkv.plan import (
     max_heads_for,
     plan_decode,
 )
-from splitkv.plan_rules import block_h_for, host_lengths, next_pow2
+from splitkv.plan_rules import block_h_for, next_pow2
 from splitkv.prefix_rows import PrefixRows, chunk_layout, chunk_width, prefix_rows
 
 # The cascade's time over the plain path's at equal tile rows, past max_rows (its second pass

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from splitkv.device import DeviceSpec
+from splitkv.host_lengths import as_host_lengths
 
 
 def pick_schedule(
@@ -56,11 +57,11 @@ def pick_schedule(
     'uniform'
     """
     # Key blocks a request (0 for 0 keys): the rounding is monotone, so the longest and
-    # shortest requests' are the batch's most and fewest, and one pass sums them.
-    round_up = block_n - 1
-    total = sum([(n + round_up) // block_n for n in seq_lens])
-    most = (max(seq_lens) + round_up) // block_n
-    if total == 0 or (min(seq_lens) + round_up) // block_n == most:
+    # shortest requests' are the batch's most and fewest.
+    lengths = as_host_lengths(seq_lens)
+    total = lengths.key_blocks(block_n)
+    most = -(-lengths.longest // block_n)
+    if total == 0 or -(-lengths.shortest // block_n) == most:
         return "uniform"
     # The balanced plan's own grid where it is larger and some request passes its share.
     if balanced_grid and balanced_grid > num_programs and most * balanced_grid > total:
