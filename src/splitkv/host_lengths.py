@@ -1,9 +1,10 @@
 """`plan_decode`'s `seq_lens` hint as checked host ints, with the batch figures its rules read
 (the longest, the shortest, the total, key blocks a block size) computed once a plan.
 
-A plan of 1,024 lengths passed them ~20 times over (three checks where the default GQA pack
-plans two twins, then each rule's own `max`, `min` and block sums): ~700 us of gpt-oss's
-~720 us a plan (docs/perf.md session 78). The twins take the checked lengths as they are.
+Each rule used to pass the lengths itself (its own `max`, `min` and block sums, and three
+checks where the default GQA pack plans two twins): gpt-oss planned 1,024 lengths in ~620 us,
+~270 us once they were read once here (docs/perf.md session 78). The twins take the checked
+lengths as they are.
 """
 
 from __future__ import annotations
