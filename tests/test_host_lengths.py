@@ -68,6 +68,7 @@ def test_a_tensor_is_read_once():
         (torch.tensor([1.0]), TypeError, r"^seq_lens: expected a 1-D integer tensor"),
         (HostLengths([1, 101]), ValueError, r"^seq_lens: expected an int in \[0, 100\], got 101"),
         (HostLengths([1, 2, 3, 4]), ValueError, r"^seq_lens: expected at most batch_size=3"),
+        (HostLengths([1, 2.5]), TypeError, r"^seq_lens: expected an int, got float"),  # not checked
     ],
 )
 def test_bad_lengths_are_named(seq_lens, error, message):
@@ -94,3 +95,12 @@ def test_the_twins_take_the_checked_lengths(monkeypatch):
     assert seen[0][0] is lengths and all(
         given is checked and made is checked for given, made in seen[1:]
     )
+
+
+def test_checked_lengths_are_checked_again_past_their_bounds():
+    checked = host_lengths([1, 500], 3, 1000)
+    assert checked.checked and host_lengths(checked, 3, 1000) is checked
+    with pytest.raises(ValueError, match=r"^seq_lens: expected an int in \[0, 100\], got 500"):
+        host_lengths(checked, 3, 100)
+    with pytest.raises(ValueError, match=r"^seq_lens: expected at most batch_size=1"):
+        host_lengths(checked, 1, 1000)

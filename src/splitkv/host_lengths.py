@@ -28,12 +28,14 @@ class HostLengths(tuple):
     longest: int
     shortest: int
     total: int
+    checked: bool  # made by `host_lengths`: every length an int within its plan's bounds
 
     def __new__(cls, lengths: Iterable[int] = ()) -> HostLengths:
         self = super().__new__(cls, lengths)
         self.longest = max(self) if self else 0
         self.shortest = min(self) if self else 0
         self.total = sum(self)
+        self.checked = False
         self._blocks: dict[int, int] = {}
         return self
 
@@ -64,15 +66,14 @@ def as_host_lengths(lengths: Sequence[int]) -> HostLengths:
 
 
 def host_lengths(seq_lens, batch_size: int, max_seq_len: int) -> HostLengths:
-    """plan_decode's `seq_lens` hint as host ints, checked (HostLengths already checked in these
-    bounds, as a plan passes its twins, are taken as they are)."""
+    """plan_decode's `seq_lens` hint as host ints, checked (lengths this function checked
+    already, as a plan passes its twins, are taken as they are where they fit these bounds)."""
     if seq_lens is None:
         return HostLengths()
     if isinstance(seq_lens, HostLengths):
-        if len(seq_lens) <= batch_size and seq_lens.shortest >= 0 and (
-                seq_lens.longest <= max_seq_len):  # fmt: skip
+        if seq_lens.checked and len(seq_lens) <= batch_size and seq_lens.longest <= max_seq_len:
             return seq_lens
-        seq_lens = tuple(seq_lens)  # out of these bounds: checked below, for the message
+        seq_lens = tuple(seq_lens)  # checked below, for the message
     if isinstance(seq_lens, torch.Tensor):
         if seq_lens.dim() != 1 or seq_lens.dtype.is_floating_point or seq_lens.is_complex():
             raise TypeError("seq_lens: expected a 1-D integer tensor or a sequence of ints")
@@ -90,4 +91,5 @@ def host_lengths(seq_lens, batch_size: int, max_seq_len: int) -> HostLengths:
     if lengths.shortest < 0 or lengths.longest > max_seq_len:
         for n in lengths:
             check_int("seq_lens", n, 0, max_seq_len)
+    lengths.checked = True
     return lengths
