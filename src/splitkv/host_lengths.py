@@ -17,8 +17,9 @@ from splitkv.checks import check_int
 
 
 class HostLengths(tuple):
-    """Request lengths (host ints, checked) with their longest, shortest and total; empty
-    where no lengths were given (longest = shortest = total = 0).
+    """Request lengths (host ints) with their longest, shortest and total; empty where no
+    lengths were given (longest = shortest = total = 0). Checked only where `host_lengths`
+    made them (`checked`).
 
     >>> lengths = HostLengths([100, 3000, 70])
     >>> lengths.longest, lengths.shortest, lengths.total, lengths.key_blocks(64)
@@ -49,7 +50,7 @@ class HostLengths(tuple):
         remembered a block size: a plan and its twins ask for the same sizes again."""
         blocks = self._blocks.get(block_n)
         if blocks is None:
-            round_up = block_n - 1  # (a comprehension: ~60 us for 1,024, map forms slower)
+            round_up = block_n - 1  # (a comprehension: map forms timed slower)
             blocks = sum([(n + round_up) // block_n for n in self])
             self._blocks[block_n] = blocks
         return blocks
