@@ -1,0 +1,21 @@
+# Session 79's call on either GPU (carry run254.sh and .peers). On an H200: issue 5's standing
+# (`issue5_on_h200`), then GQA's ragged and one-long batches beside the Triton peer, then the
+# copy_rows ablation. On an H100: GQA's standing at v0.2.83 (the README's H100 GQA figures are
+# session 57's, v0.2.68): ragged and one-long at qlen 1 beside the Triton peer, qlen 4, and the
+# GQA shared-prefix batches beside the plain kernel. Predictions: docs/perf.md "Session 79:
+# predictions for run254".
+CALL_LIMIT=${CALL_LIMIT:-560}
+source tools/device_call.sh
+GQA="--kind gqa --special --models llama3-8b gpt-oss llama3-70b-tp8"
+if issue5_on_h200; then
+  fits 120 gqa_standing && bench gqa_standing 130 --rep-ms 20 $GQA \
+    --providers splitkv,triton-peer --labels ragged 1x131072
+  fits 110 copy_rows && bench copy_rows 120 --ablation copy_rows --rep-ms 10
+else
+  bench gqa_standing 150 --rep-ms 20 $GQA --providers splitkv,triton-peer --labels ragged 1x131072
+  fits 120 gqa_q4 && bench gqa_q4 130 --rep-ms 20 $GQA --providers splitkv \
+    --labels ragged 1x131072 --qlen 4
+  fits 130 gqa_prefix && bench gqa_prefix 140 --rep-ms 20 $GQA \
+    --providers splitkv,splitkv-prefix --labels 8x131072 48
+fi
+pack_logs
